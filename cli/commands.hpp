@@ -1,0 +1,31 @@
+// The `ridge` subcommands. Each registers itself on the CLI11 app and runs when chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+namespace ridge::cli {
+
+/// What a subcommand does once its arguments are parsed; returns the exit code.
+using Action = std::function<int()>;
+
+void register_hw(CLI::App& app, Action& action);
+void register_roofline(CLI::App& app, Action& action);
+void register_occupancy(CLI::App& app, Action& action);
+void register_describe(CLI::App& app, Action& action);
+
+/// `ridge` with no arguments: the default study of the README.
+int run_default_study();
+
+/// The --json flag every command has.
+inline CLI::Option* add_json_flag(CLI::App* cmd) {
+  return cmd->add_flag("--json")->description("print JSON instead of text");
+}
+
+/// Prints `text`, or `json` (pretty, with a trailing newline) when `as_json`.
+void emit(bool as_json, const std::string& text, const nlohmann::json& json);
+
+}  // namespace ridge::cli

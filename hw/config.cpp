@@ -1,0 +1,467 @@
+#include "hw/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ridge::hw {
+
+std::string ConfigError::str() const {
+  return fmt::format("{}:{}:{}: {}: {}", file, line, column, path.empty() ? "(top)" : path, message);
+}
+
+namespace {
+std::string join_errors(const std::vector<ConfigError>& errors) {
+  std::string out;
+  for (const auto& e : errors) {
+    if (!out.empty()) out += '\n';
+    out += e.str();
+  }
+  return out;
+}
+
+ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mark& mark) {
+  ConfigNode n;
+  n.file = file;
+  n.line = mark.line + 1;
+  n.column = mark.column + 1;
+  switch (y.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      n.kind = ConfigNode::Kind::kNull;
+      break;
+    case YAML::NodeType::Scalar:
+      n.kind = ConfigNode::Kind::kScalar;
+      n.scalar = y.Scalar();
+      break;
+    case YAML::NodeType::Sequence:
+      n.kind = ConfigNode::Kind::kSequence;
+      for (const auto& item : y) n.items.push_back(convert(item, file, item.Mark()));
+      break;
+    case YAML::NodeType::Map:
+      n.kind = ConfigNode::Kind::kMap;
+      for (const auto& kv : y) {
+        std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("<non-scalar key>");
+        // A value's own mark points at the value; a null value has no useful mark, so use the key's.
+        const YAML::Mark m = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
+        ConfigNode child = convert(kv.second, file, m);
+        if (kv.second.IsNull()) {
+          child.line = kv.first.Mark().line + 1;
+          child.column = kv.first.Mark().column + 1;
+        }
+        auto dup = std::find_if(n.entries.begin(), n.entries.end(),
+                                [&](const auto& e) { return e.first == key; });
+        if (dup != n.entries.end()) {
+          throw ConfigException({{file, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key,
+                                  "duplicate key"}});
+        }
+        n.entries.emplace_back(std::move(key), std::move(child));
+      }
+      break;
+  }
+  return n;
+}
+}  // namespace
+
+ConfigException::ConfigException(std::vector<ConfigError> errors)
+    : std::runtime_error(join_errors(errors)), errors_(std::move(errors)) {}
+
+const ConfigNode* ConfigNode::find(std::string_view key) const {
+  for (const auto& [k, v] : entries)
+    if (k == key) return &v;
+  return nullptr;
+}
+ConfigNode* ConfigNode::find(std::string_view key) {
+  for (auto& [k, v] : entries)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+ConfigNode parse_yaml(const std::string& text, const std::string& file) {
+  try {
+    YAML::Node y = YAML::Load(text);
+    return convert(y, file, y.Mark());
+  } catch (const YAML::Exception& e) {
+    throw ConfigException({{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg}});
+  }
+}
+
+void merge_config(ConfigNode& base, const ConfigNode& overlay) {
+  if (base.kind != ConfigNode::Kind::kMap || overlay.kind != ConfigNode::Kind::kMap) {
+    base = overlay;
+    return;
+  }
+  for (const auto& [key, value] : overlay.entries) {
+    ConfigNode* existing = base.find(key);
+    if (existing) {
+      merge_config(*existing, value);
+    } else {
+      base.entries.emplace_back(key, value);
+    }
+  }
+}
+
+namespace {
+void load_recursive(const std::filesystem::path& path, std::vector<std::string>& chain,
+                    LoadedConfig& out, const ConfigNode* from) {
+  const std::string shown = path.lexically_normal().string();
+  std::error_code ec;
+  const std::string canon = std::filesystem::weakly_canonical(path, ec).string();
+  if (std::find(chain.begin(), chain.end(), canon) != chain.end()) {
+    throw ConfigException({{from ? from->file : shown, from ? from->line : 1, from ? from->column : 1,
+                            "base", fmt::format("base cycle: '{}' is already being loaded", shown)}});
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (from) {
+      throw ConfigException({{from->file, from->line, from->column, "base",
+                              fmt::format("cannot read base file '{}'", shown)}});
+    }
+    throw ConfigException({{shown, 0, 0, "", "cannot read file"}});
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  ConfigNode node = parse_yaml(text, shown);
+  chain.push_back(canon);
+  ConfigNode merged;
+  if (node.kind == ConfigNode::Kind::kMap) {
+    if (const ConfigNode* base = node.find("base")) {
+      if (base->kind != ConfigNode::Kind::kScalar) {
+        throw ConfigException(
+            {{base->file, base->line, base->column, "base", "expected a file name"}});
+      }
+      load_recursive(path.parent_path() / base->scalar, chain, out, base);
+      merged = std::move(out.root);
+      node.entries.erase(std::remove_if(node.entries.begin(), node.entries.end(),
+                                        [](const auto& e) { return e.first == "base"; }),
+                         node.entries.end());
+      merge_config(merged, node);
+    } else {
+      merged = std::move(node);
+    }
+  } else {
+    merged = std::move(node);
+  }
+  out.files.emplace_back(shown, sha256_hex(text));
+  out.root = std::move(merged);
+  chain.pop_back();
+}
+}  // namespace
+
+LoadedConfig load_config_file(const std::string& path) {
+  LoadedConfig out;
+  std::vector<std::string> chain;
+  load_recursive(std::filesystem::path(path), chain, out, nullptr);
+  return out;
+}
+
+void ErrorSink::add(const ConfigNode& at, const std::string& path, std::string message) {
+  errors_.push_back({at.file, at.line, at.column, path, std::move(message)});
+}
+
+void ErrorSink::throw_if_any() const {
+  if (errors_.empty()) return;
+  std::vector<ConfigError> sorted = errors_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigError& a, const ConfigError& b) {
+    return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
+  });
+  throw ConfigException(std::move(sorted));
+}
+
+MapReader::MapReader(const ConfigNode& node, std::string path, ErrorSink& sink,
+                     std::vector<std::pair<std::string, std::string>>* sources,
+                     std::string inherited_source)
+    : node_(node), path_(std::move(path)), sink_(sink), sources_(sources),
+      source_(std::move(inherited_source)) {
+  if (node_.kind != ConfigNode::Kind::kMap && node_.kind != ConfigNode::Kind::kNull) {
+    sink_.add(node_, path_, "expected a map of keys");
+  }
+  if (const ConfigNode* s = node_.find("source"); s && s->kind == ConfigNode::Kind::kScalar) {
+    source_ = s->scalar;
+    note("source");
+    used_.emplace_back("source");
+  }
+}
+
+std::string MapReader::key_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+void MapReader::note(std::string_view key) {
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
+}
+
+bool MapReader::has(std::string_view key) const { return node_.find(key) != nullptr; }
+
+const ConfigNode* MapReader::child(std::string_view key, bool required) {
+  note(key);
+  const ConfigNode* c = node_.find(key);
+  if (!c) {
+    if (required) sink_.add(node_, key_path(key), "missing required key");
+    return nullptr;
+  }
+  used_.emplace_back(key);
+  return c;
+}
+
+const ConfigNode* MapReader::figure(std::string_view key, bool required) {
+  const ConfigNode* c = child(key, required);
+  if (!c) return nullptr;
+  std::string src = source_;
+  if (c->kind == ConfigNode::Kind::kMap) {
+    const ConfigNode* v = c->find("value");
+    const ConfigNode* s = c->find("source");
+    for (const auto& [k, sub] : c->entries) {
+      if (k != "value" && k != "source" && k != "note") {
+        sink_.add(sub, key_path(key) + "." + k,
+                  "unknown key (a figure is a value or {value, source, note})");
+      }
+    }
+    if (!v) {
+      sink_.add(*c, key_path(key), "expected a value, or a map with 'value' and 'source'");
+      return nullptr;
+    }
+    if (s && s->kind == ConfigNode::Kind::kScalar) src = s->scalar;
+    c = v;
+  }
+  if (sources_) {
+    if (src.empty()) {
+      sink_.add(*c, key_path(key), "no source for this figure (give 'source:' beside it or in its map)");
+    } else {
+      sources_->emplace_back(key_path(key), src);
+    }
+  }
+  if (c->kind != ConfigNode::Kind::kScalar) {
+    sink_.add(*c, key_path(key), "wrong type: expected a single value");
+    return nullptr;
+  }
+  return c;
+}
+
+double MapReader::quantity(std::string_view key, Dimension dim, std::optional<double> fallback,
+                           double lo, double hi) {
+  const ConfigNode* c = figure(key, !fallback.has_value());
+  if (!c) return fallback.value_or(0.0);
+  ParsedQuantity q = parse_quantity(c->scalar, dim);
+  if (!q.error.empty()) {
+    sink_.add(*c, key_path(key), q.error);
+    return fallback.value_or(0.0);
+  }
+  if (q.value < lo || q.value > hi) {
+    sink_.add(*c, key_path(key),
+              fmt::format("value out of range: {} is not in [{}, {}]", c->scalar,
+                          format_quantity(lo, dim), format_quantity(hi, dim)));
+  }
+  return q.value;
+}
+
+long long MapReader::integer(std::string_view key, std::optional<long long> fallback, long long lo,
+                             long long hi) {
+  const ConfigNode* c = figure(key, !fallback.has_value());
+  if (!c) return fallback.value_or(0);
+  ParsedQuantity q = parse_quantity(c->scalar, Dimension::kCount);
+  if (!q.error.empty() || q.value != std::floor(q.value) || std::fabs(q.value) > 9e15) {
+    sink_.add(*c, key_path(key), fmt::format("wrong type: expected an integer, got '{}'", c->scalar));
+    return fallback.value_or(0);
+  }
+  const auto v = static_cast<long long>(q.value);
+  if (v < lo || v > hi) {
+    sink_.add(*c, key_path(key), fmt::format("value out of range: {} is not in [{}, {}]", v, lo, hi));
+  }
+  return v;
+}
+
+std::string MapReader::text(std::string_view key, std::optional<std::string> fallback) {
+  const ConfigNode* c = child(key, !fallback.has_value());
+  if (!c) return fallback.value_or("");
+  if (c->kind != ConfigNode::Kind::kScalar) {
+    sink_.add(*c, key_path(key), "wrong type: expected a string");
+    return fallback.value_or("");
+  }
+  return c->scalar;
+}
+
+bool MapReader::boolean(std::string_view key, std::optional<bool> fallback) {
+  const ConfigNode* c = child(key, !fallback.has_value());
+  if (!c) return fallback.value_or(false);
+  if (c->kind == ConfigNode::Kind::kScalar) {
+    if (c->scalar == "true") return true;
+    if (c->scalar == "false") return false;
+  }
+  sink_.add(*c, key_path(key), "wrong type: expected true or false");
+  return fallback.value_or(false);
+}
+
+std::vector<std::string> MapReader::text_list(std::string_view key, bool required) {
+  std::vector<std::string> out;
+  const ConfigNode* c = child(key, required);
+  if (!c) return out;
+  if (c->kind != ConfigNode::Kind::kSequence) {
+    sink_.add(*c, key_path(key), "wrong type: expected a list");
+    return out;
+  }
+  for (size_t i = 0; i < c->items.size(); ++i) {
+    const ConfigNode& item = c->items[i];
+    if (item.kind != ConfigNode::Kind::kScalar) {
+      sink_.add(item, fmt::format("{}[{}]", key_path(key), i), "wrong type: expected a string");
+    } else {
+      out.push_back(item.scalar);
+    }
+  }
+  return out;
+}
+
+std::vector<double> MapReader::quantity_list(std::string_view key, Dimension dim, bool required) {
+  std::vector<double> out;
+  const ConfigNode* c = child(key, required);
+  if (!c) return out;
+  if (c->kind != ConfigNode::Kind::kSequence) {
+    sink_.add(*c, key_path(key), "wrong type: expected a list");
+    return out;
+  }
+  if (sources_) {
+    if (source_.empty()) {
+      sink_.add(*c, key_path(key), "no source for this figure (give 'source:' in its map)");
+    } else {
+      sources_->emplace_back(key_path(key), source_);
+    }
+  }
+  for (size_t i = 0; i < c->items.size(); ++i) {
+    const ConfigNode& item = c->items[i];
+    const std::string where = fmt::format("{}[{}]", key_path(key), i);
+    if (item.kind != ConfigNode::Kind::kScalar) {
+      sink_.add(item, where, "wrong type: expected a single value");
+      continue;
+    }
+    ParsedQuantity q = parse_quantity(item.scalar, dim);
+    if (!q.error.empty()) {
+      sink_.add(item, where, q.error);
+    } else {
+      out.push_back(q.value);
+    }
+  }
+  return out;
+}
+
+std::optional<MapReader> MapReader::map(std::string_view key, bool required) {
+  const ConfigNode* c = child(key, required);
+  if (!c) return std::nullopt;
+  if (c->kind != ConfigNode::Kind::kMap) {
+    sink_.add(*c, key_path(key), "wrong type: expected a map of keys");
+    return std::nullopt;
+  }
+  return MapReader(*c, key_path(key), sink_, sources_, source_);
+}
+
+void MapReader::ignore(std::string_view key) {
+  note(key);
+  if (node_.find(key)) used_.emplace_back(key);
+}
+
+void MapReader::finish() {
+  if (node_.kind != ConfigNode::Kind::kMap) return;
+  for (const auto& [key, value] : node_.entries) {
+    if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
+    std::string best;
+    int best_d = 1 << 30;
+    for (const auto& k : known_) {
+      const int d = edit_distance(key, k);
+      if (d < best_d) {
+        best_d = d;
+        best = k;
+      }
+    }
+    // Close enough to be a typo: at most a third of the key's length, and at least 1 edit.
+    const int limit = std::max<int>(1, static_cast<int>(std::max(key.size(), best.size()) / 3));
+    std::string msg = "unknown key";
+    if (!best.empty() && best_d <= limit) {
+      msg += fmt::format(" (did you mean '{}'?)", best);
+    } else if (!known_.empty()) {
+      std::vector<std::string> sorted = known_;
+      std::sort(sorted.begin(), sorted.end());
+      msg += fmt::format(" (valid keys: {})", fmt::join(sorted, ", "));
+    }
+    // Point at the key: the value's column can be after it; the line is what matters.
+    sink_.add(value, key_path(key), msg);
+  }
+}
+
+int edit_distance(std::string_view a, std::string_view b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// SHA-256 (FIPS 180-4), written from the standard's description.
+std::string sha256_hex(const std::string& bytes) {
+  static constexpr std::array<uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg = bytes;
+  const uint64_t bit_len = static_cast<uint64_t>(bytes.size()) * 8;
+  msg.push_back(static_cast<char>(0x80));
+  while (msg.size() % 64 != 56) msg.push_back('\0');
+  for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bit_len >> (i * 8)) & 0xff));
+  auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (size_t off = 0; off < msg.size(); off += 64) {
+    std::array<uint32_t, 64> w{};
+    for (int i = 0; i < 16; ++i) {
+      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + off + 4 * i);
+      w[i] = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+    }
+    for (int i = 16; i < 64; ++i) {
+      const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto [a, b, c, d, e, f, g, hh] = h;
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+      const uint32_t ch = (e & f) ^ (~e & g);
+      const uint32_t t1 = hh + S1 + ch + k[i] + w[i];
+      const uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+      const uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+      const uint32_t t2 = S0 + maj;
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+  }
+  std::string out;
+  for (uint32_t v : h) out += fmt::format("{:08x}", v);
+  return out;
+}
+
+}  // namespace ridge::hw

@@ -1,0 +1,69 @@
+#include "hw/model_params.hpp"
+
+#include <array>
+
+namespace ridge::hw {
+namespace {
+
+// Defaults are what a model should assume before it has been calibrated on the chip at hand.
+// Reasons (sources) per line; calibrated overlays record their own source and fit residual.
+constexpr std::array<ModelParamDecl, 22> kParams = {{
+    // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
+    // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
+    {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
+     "fraction of datasheet HBM bandwidth a well-formed streaming kernel sustains"},
+    {"l2_efficiency", Dimension::kFraction, 0.80, 0.1, 1.0,
+     "fraction of the L2 bandwidth figure sustained by L2-resident re-reads"},
+    // Hopper load-to-use latency, pointer chase: ~480-570 ns HBM, ~200-270 ns L2 (Chips and
+    // Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth", 2023, H100 PCIe).
+    {"hbm_latency", Dimension::kTime, 600e-9, 50e-9, 5e-6, "load latency from HBM under light load"},
+    {"l2_latency", Dimension::kTime, 260e-9, 20e-9, 2e-6, "load latency of an L2 hit"},
+    {"l1_latency", Dimension::kTime, 20e-9, 1e-9, 500e-9, "load latency of an L1 hit"},
+    // Bytes one SM can keep in flight to memory: bounds bandwidth at low occupancy by Little's law.
+    // 132 SMs x 24 KiB / 600 ns = 5.4 TB/s, a little above the H200's 4.8 TB/s, as a full chip must
+    // be; fitted by calibration against the few-block bandwidth measurements.
+    {"max_inflight_bytes_per_sm", Dimension::kBytes, 24576, 1024, 1048576,
+     "bytes one SM can have outstanding to L2/HBM"},
+    // Independent 16-byte loads a warp keeps in flight when the code exposes them (unrolled loops).
+    {"loads_in_flight_per_warp", Dimension::kCount, 4, 1, 64,
+     "independent memory requests per warp in flight for a simple streaming kernel"},
+    // Launch costs: a bare cudaLaunchKernel costs a few microseconds of host time; PyTorch eager
+    // dispatch of one op is several times that (measured by validate/ on the H200 and fitted).
+    {"host_launch_cuda", Dimension::kTime, 2.5e-6, 0.1e-6, 100e-6, "host time of one cudaLaunchKernel"},
+    {"host_launch_eager", Dimension::kTime, 8e-6, 0.1e-6, 200e-6,
+     "host time of one eager framework op that launches one kernel"},
+    {"graph_launch_per_kernel", Dimension::kTime, 0.5e-6, 0.0, 20e-6,
+     "host time per kernel node when a CUDA graph is replayed"},
+    {"kernel_gap", Dimension::kTime, 1.0e-6, 0.0, 50e-6,
+     "GPU-side gap between back-to-back dependent kernels on one stream"},
+    {"kernel_startup", Dimension::kTime, 2.0e-6, 0.0, 50e-6,
+     "GPU time from a kernel starting to its first blocks running, plus its drain"},
+    // Large-GEMM fraction of dense tensor peak: 788 TFLOP/s of 989 for bf16 8192^3 on the lent H200
+    // (KINDS.md, 2026-10-28) is 0.80; the others start at the same until calibrated.
+    {"tensor_efficiency_fp16", Dimension::kFraction, 0.80, 0.05, 1.0, "large-GEMM fraction of fp16 tensor peak"},
+    {"tensor_efficiency_bf16", Dimension::kFraction, 0.80, 0.05, 1.0, "large-GEMM fraction of bf16 tensor peak"},
+    {"tensor_efficiency_tf32", Dimension::kFraction, 0.75, 0.05, 1.0, "large-GEMM fraction of tf32 tensor peak"},
+    {"tensor_efficiency_fp8", Dimension::kFraction, 0.70, 0.05, 1.0, "large-GEMM fraction of fp8 tensor peak"},
+    {"simt_efficiency_fp32", Dimension::kFraction, 0.75, 0.05, 1.0, "large-SGEMM fraction of FP32 peak (no tensor cores)"},
+    {"vector_efficiency", Dimension::kFraction, 0.70, 0.05, 1.0,
+     "fraction of CUDA-core peak reached by non-GEMM arithmetic (elementwise, reductions)"},
+    // A GEMM tile's fixed cost: prologue (first loads, pipeline fill) and epilogue (write-back).
+    {"gemm_tile_overhead", Dimension::kTime, 1.0e-6, 0.0, 50e-6, "fixed time per GEMM output tile"},
+    // Host copies: pinned memory reaches ~85% of PCIe line rate; pageable goes through a staging
+    // buffer and reaches far less (CUDA C++ Best Practices Guide, "Pinned Memory").
+    {"pcie_efficiency_pinned", Dimension::kFraction, 0.85, 0.05, 1.0, "fraction of PCIe rate for pinned copies"},
+    {"pcie_efficiency_pageable", Dimension::kFraction, 0.40, 0.01, 1.0, "fraction of PCIe rate for pageable copies"},
+    {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6, "fixed cost of one cudaMemcpyAsync, host or device"},
+}};
+
+}  // namespace
+
+std::span<const ModelParamDecl> model_param_table() { return kParams; }
+
+const ModelParamDecl* find_model_param(std::string_view name) {
+  for (const auto& p : kParams)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace ridge::hw
