@@ -1,0 +1,199 @@
+// Tests of the event queue: total order (time, priority, insertion), cancellation, run control.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "sim/simulator.hpp"
+
+using ridge::sim::EventId;
+using ridge::sim::Priority;
+using ridge::sim::Simulator;
+using ridge::sim::Time;
+
+TEST_CASE("Same-time events run by priority, then insertion order", "[analytic][simulator]") {
+  // Scheduled in the order 0..5 at t = 10 ps with priorities N, F, L, N, F, E.
+  // Expected: by priority kFirst(1, 4), kEarly(5), kNormal(0, 3), kLast(2); equal priorities keep
+  // insertion order.
+  Simulator sim;
+  std::vector<int> order;
+  const std::array<Priority, 6> prio = {Priority::kNormal, Priority::kFirst, Priority::kLast,
+                                        Priority::kNormal, Priority::kFirst, Priority::kEarly};
+  for (int i = 0; i < 6; ++i) {
+    sim.schedule_at(
+        Time{10}, [&order, i] { order.push_back(i); }, prio[i]);
+  }
+  sim.schedule_at(
+      Time{5}, [&order] { order.push_back(-1); }, Priority::kLast);  // earlier time
+  sim.run();
+  CHECK(order == std::vector<int>{-1, 1, 4, 5, 0, 3, 2});
+  CHECK(sim.now() == Time{10});
+  CHECK(sim.events_executed() == 7);
+}
+
+TEST_CASE("Event order matches a reference priority queue on random input", "[unit][simulator]") {
+  // Random times (few distinct, to force ties), random priorities, events that schedule more
+  // events while running (possibly at now with a higher priority), and random cancellations.
+  // The reference is a live std::priority_queue of (time, priority, sequence): every executed
+  // event must be the reference's smallest key that was not cancelled.
+  std::mt19937_64 rng(12345);
+  for (int round = 0; round < 20; ++round) {
+    Simulator sim;
+    using Key = std::tuple<int64_t, int, uint64_t>;  // time, priority, sequence
+    std::priority_queue<Key, std::vector<Key>, std::greater<>> ref;
+    std::set<uint64_t> cancelled;
+    std::vector<EventId> ids;  // indexed by sequence
+    uint64_t executed = 0;
+    uint64_t mismatches = 0;
+    std::uniform_int_distribution<int> prio_d(0, 4);
+    const std::array<Priority, 5> prios = {Priority::kFirst, Priority::kEarly, Priority::kNormal,
+                                           Priority::kLate, Priority::kLast};
+    auto pop_ref = [&]() -> uint64_t {
+      while (!ref.empty() && cancelled.count(std::get<2>(ref.top()))) ref.pop();
+      if (ref.empty()) return UINT64_MAX;
+      const uint64_t s = std::get<2>(ref.top());
+      ref.pop();
+      return s;
+    };
+    std::function<void(int64_t)> add = [&](int64_t t) {
+      const int p = prio_d(rng);
+      const uint64_t s = ids.size();
+      ref.emplace(t, static_cast<int>(prios[p]), s);
+      ids.push_back(sim.schedule_at(
+          Time{t},
+          [&, s] {
+            ++executed;
+            if (pop_ref() != s) ++mismatches;
+            if (rng() % 3 == 0) add(sim.now().ps + static_cast<int64_t>(rng() % 5));
+            if (rng() % 7 == 0) {
+              const std::size_t k = rng() % ids.size();
+              if (sim.cancel(ids[k])) cancelled.insert(k);
+            }
+          },
+          prios[p]));
+    };
+    for (int i = 0; i < 300; ++i) add(static_cast<int64_t>(rng() % 50));
+    for (int i = 0; i < 30; ++i) {
+      const std::size_t k = rng() % ids.size();
+      if (sim.cancel(ids[k])) cancelled.insert(k);
+    }
+    sim.run();
+    CHECK(mismatches == 0);
+    CHECK(pop_ref() == UINT64_MAX);  // nothing the reference expected was left unrun
+    CHECK(executed + cancelled.size() == ids.size());
+    CHECK(sim.events_executed() == executed);
+    CHECK(sim.pending_events() == 0);
+  }
+}
+
+TEST_CASE("Cancel removes a pending event only once", "[unit][simulator]") {
+  Simulator sim;
+  int ran = 0;
+  const EventId a = sim.schedule_at(Time{10}, [&] { ++ran; });
+  const EventId b = sim.schedule_at(Time{20}, [&] { ++ran; });
+  EventId self;
+  bool self_cancel = true;
+  self = sim.schedule_at(Time{30}, [&] { self_cancel = sim.cancel(self); });
+  CHECK(sim.is_pending(a));
+  CHECK(sim.cancel(a));
+  CHECK_FALSE(sim.cancel(a));
+  CHECK_FALSE(sim.is_pending(a));
+  CHECK_FALSE(sim.cancel(EventId{}));
+  sim.run();
+  CHECK(ran == 1);
+  CHECK_FALSE(self_cancel);    // a running event is no longer pending
+  CHECK_FALSE(sim.cancel(b));  // already ran
+  CHECK(sim.events_executed() == 2);
+}
+
+TEST_CASE("Mass cancellation compacts the queue and keeps order", "[unit][simulator]") {
+  Simulator sim;
+  std::vector<EventId> ids;
+  std::vector<int64_t> times;
+  for (int i = 0; i < 5000; ++i) {
+    ids.push_back(sim.schedule_at(Time{(i * 7919) % 5000},
+                                  [&times, &sim] { times.push_back(sim.now().ps); }));
+  }
+  for (int i = 0; i < 5000; ++i) {
+    if (i % 10 != 0) CHECK(sim.cancel(ids[i]));
+  }
+  CHECK(sim.pending_events() == 500);
+  sim.run();
+  REQUIRE(times.size() == 500);
+  CHECK(std::is_sorted(times.begin(), times.end()));
+}
+
+TEST_CASE("run_until runs events up to the limit and advances the clock", "[unit][simulator]") {
+  Simulator sim;
+  std::vector<int64_t> seen;
+  for (int64_t t : {10, 20, 30}) sim.schedule_at(Time{t}, [&seen, t] { seen.push_back(t); });
+  sim.run_until(Time{20});
+  CHECK(seen == std::vector<int64_t>{10, 20});  // an event exactly at the limit runs
+  CHECK(sim.now() == Time{20});
+  sim.run_until(Time{25});
+  CHECK(sim.now() == Time{25});
+  CHECK(sim.next_event_time() == Time{30});
+  sim.run();
+  CHECK(seen == std::vector<int64_t>{10, 20, 30});
+  CHECK(sim.now() == Time{30});
+  CHECK(sim.next_event_time() == Time::max());
+}
+
+TEST_CASE("stop() and the stop predicate end a run that can resume", "[unit][simulator]") {
+  Simulator sim;
+  int ran = 0;
+  for (int t = 1; t <= 10; ++t) {
+    sim.schedule_at(Time{t}, [&] {
+      ++ran;
+      if (ran == 3) sim.stop();
+    });
+  }
+  sim.run();
+  CHECK(ran == 3);
+  CHECK(sim.stopped());
+  CHECK(sim.now() == Time{3});
+  sim.set_stop_predicate([&] { return ran >= 7; });
+  sim.run_until(Time{100});
+  CHECK(ran == 7);
+  CHECK(sim.now() == Time{7});  // a stopped run_until does not advance to its limit
+  sim.set_stop_predicate(nullptr);
+  sim.run();
+  CHECK(ran == 10);
+  CHECK_FALSE(sim.stopped());
+}
+
+TEST_CASE("Scheduling in the past is refused; step() runs one event", "[unit][simulator]") {
+  Simulator sim;
+  sim.schedule_at(Time{100}, [] {});
+  CHECK(sim.step());
+  CHECK(sim.now() == Time{100});
+  CHECK_THROWS_AS(sim.schedule_at(Time{99}, [] {}), std::invalid_argument);
+  CHECK_FALSE(sim.step());
+  bool ran = false;
+  sim.schedule_after(Time{5}, [&] { ran = true; });
+  sim.run();
+  CHECK(ran);
+  CHECK(sim.now() == Time{105});
+}
+
+TEST_CASE("Large captures fall back to the heap and are destroyed", "[unit][simulator]") {
+  Simulator sim;
+  auto shared = std::make_shared<int>(0);
+  std::array<int64_t, 32> big{};  // 256 bytes: too large for the inline buffer
+  big[31] = 7;
+  sim.schedule_at(Time{1}, [big, shared] { *shared += static_cast<int>(big[31]); });
+  const EventId c = sim.schedule_at(Time{2}, [big, shared] { *shared += 100; });
+  CHECK(shared.use_count() == 3);
+  sim.cancel(c);
+  CHECK(shared.use_count() == 2);  // a cancelled event's callable is destroyed at once
+  sim.run();
+  CHECK(*shared == 7);
+  CHECK(shared.use_count() == 1);
+}
