@@ -1,0 +1,418 @@
+"""Shared helpers for the Ridge end-to-end PyTorch measurements (validate/e2e).
+
+Pure-Python parts (stats, trace summary, record file) import no torch so they can be
+checked on a machine without PyTorch. torch is imported lazily inside the functions
+that need it.
+
+Record schema: "ridge.records/1" (see validate/e2e/README.md).
+"""
+
+import datetime
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+SCHEMA = "ridge.records/1"
+_T0 = time.perf_counter()
+
+
+# ----------------------------------------------------------------------------- logging
+def log(msg):
+    """Print a progress line with UTC time and seconds since this process started."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+    print("[%s +%6.1fs] %s" % (now, time.perf_counter() - _T0, msg), flush=True)
+
+
+def utc_iso():
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace(
+        "+00:00", "Z")
+
+
+# ----------------------------------------------------------------------------- budget
+class Budget:
+    """Wall-clock budget for one script, counted from process start."""
+
+    def __init__(self, seconds):
+        self.seconds = float(seconds)
+
+    def elapsed(self):
+        return time.perf_counter() - _T0
+
+    def left(self):
+        return self.seconds - self.elapsed()
+
+    def ok(self, need_s):
+        return self.left() >= need_s
+
+
+# ----------------------------------------------------------------------------- stats
+def percentile(xs, p):
+    """Linear-interpolated percentile, p in [0, 100]. xs need not be sorted."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = (len(s) - 1) * (p / 100.0)
+    f = int(math.floor(k))
+    c = min(f + 1, len(s) - 1)
+    return s[f] + (s[c] - s[f]) * (k - f)
+
+
+def stats_us(xs_us, method="per_call", warmup=0):
+    """Timing block of a record from a list of per-call times in microseconds.
+
+    spread = (p90 - p10) / median (a relative, dimensionless width).
+    """
+    xs = [float(x) for x in xs_us if x is not None and math.isfinite(float(x))]
+    if not xs:
+        return {"method": method, "warmup": warmup, "reps": 0}
+    med = percentile(xs, 50)
+    p10 = percentile(xs, 10)
+    p90 = percentile(xs, 90)
+    return {
+        "method": method,
+        "warmup": warmup,
+        "reps": len(xs),
+        "median_us": round(med, 3),
+        "min_us": round(min(xs), 3),
+        "max_us": round(max(xs), 3),
+        "mean_us": round(sum(xs) / len(xs), 3),
+        "p10_us": round(p10, 3),
+        "p90_us": round(p90, 3),
+        "spread": round((p90 - p10) / med, 5) if med > 0 else None,
+        "samples_us": [round(x, 3) for x in xs],
+    }
+
+
+# ----------------------------------------------------------------------------- trace summary
+_GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def summarize_trace_events(events, top=40, name_max=400):
+    """Summarise Kineto chrome-trace events (list of dicts) into the record's profile block.
+
+    kernel_launches: number of 'kernel' events (GPU side).
+    gpu_busy_us: length of the union of all kernel/memcpy/memset intervals.
+    gpu_span_us: first GPU start to last GPU end.
+    launch_api_calls: cuda_runtime/cuda_driver events whose name contains 'Launch'.
+    """
+    kern = {}
+    n_kernels = 0
+    kernel_us = 0.0
+    memcpy = {"count": 0, "total_us": 0.0, "bytes": 0}
+    memset = {"count": 0, "total_us": 0.0}
+    intervals = []
+    launch_api = {}
+    sync_api_us = 0.0
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat = str(e.get("cat", "")).lower()
+        name = str(e.get("name", ""))
+        try:
+            ts = float(e.get("ts", 0.0))
+            dur = float(e.get("dur", 0.0))
+        except (TypeError, ValueError):
+            continue
+        if cat in _GPU_CATS:
+            intervals.append((ts, ts + dur))
+        if cat == "kernel":
+            n_kernels += 1
+            kernel_us += dur
+            k = kern.get(name)
+            if k is None:
+                args = e.get("args", {}) or {}
+                k = {"name": name[:name_max], "count": 0, "total_us": 0.0,
+                     "grid": args.get("grid"), "block": args.get("block"),
+                     "registers_per_thread": args.get("registers per thread"),
+                     "shared_memory": args.get("shared memory")}
+                kern[name] = k
+            k["count"] += 1
+            k["total_us"] += dur
+        elif cat == "gpu_memcpy":
+            memcpy["count"] += 1
+            memcpy["total_us"] += dur
+            try:
+                memcpy["bytes"] += int((e.get("args", {}) or {}).get("bytes", 0))
+            except (TypeError, ValueError):
+                pass
+        elif cat == "gpu_memset":
+            memset["count"] += 1
+            memset["total_us"] += dur
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            if "Launch" in name or "GraphLaunch" in name:
+                launch_api[name] = launch_api.get(name, 0) + 1
+            if "Synchronize" in name:
+                sync_api_us += dur
+    busy = 0.0
+    span = 0.0
+    if intervals:
+        intervals.sort()
+        cs, ce = intervals[0]
+        for s, t in intervals[1:]:
+            if s > ce:
+                busy += ce - cs
+                cs, ce = s, t
+            else:
+                ce = max(ce, t)
+        busy += ce - cs
+        span = max(t for _, t in intervals) - intervals[0][0]
+    klist = sorted(kern.values(), key=lambda k: -k["total_us"])
+    for k in klist:
+        k["total_us"] = round(k["total_us"], 3)
+        k["mean_us"] = round(k["total_us"] / k["count"], 3) if k["count"] else None
+    memcpy["total_us"] = round(memcpy["total_us"], 3)
+    memset["total_us"] = round(memset["total_us"], 3)
+    return {
+        "kernel_launches": n_kernels,
+        "distinct_kernels": len(klist),
+        "kernel_time_us": round(kernel_us, 3),
+        "gpu_busy_us": round(busy, 3),
+        "gpu_span_us": round(span, 3),
+        "memcpy": memcpy,
+        "memset": memset,
+        "launch_api_calls": sum(launch_api.values()),
+        "launch_api_by_name": launch_api,
+        "sync_api_us": round(sync_api_us, 3),
+        "kernels_top": top,
+        "kernels": klist[:top],
+        "kernels_other_us": round(sum(k["total_us"] for k in klist[top:]), 3),
+    }
+
+
+def profile_fn(fn, top=40):
+    """Run fn() once under torch.profiler (CPU+CUDA activities) and summarise its kernels.
+
+    Also returns wall_us of the profiled call (synchronised, inflated by the profiler).
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+    fd, path = tempfile.mkstemp(prefix="ridge_e2e_trace_", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, "r") as f:
+            trace = json.load(f)
+    finally:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+    summ = summarize_trace_events(events, top=top)
+    summ["wall_us_profiled"] = round((t1 - t0) * 1e6, 3)
+    summ["activities"] = ["CPU", "CUDA"]
+    return summ
+
+
+# ----------------------------------------------------------------------------- timing
+def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
+    """Time fn() per call: CUDA events around each call plus synchronised perf_counter wall.
+
+    Returns (event_us list, wall_us list). Stops early (keeping what it has) when the
+    budget runs low.
+    """
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ev_us, wall_us = [], []
+    for _ in range(reps):
+        if budget is not None and not budget.ok(min_left_s) and len(ev_us) >= 3:
+            log("  budget low: stopping after %d reps" % len(ev_us))
+            break
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        e0.record()
+        fn()
+        e1.record()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        ev_us.append(e0.elapsed_time(e1) * 1e3)
+        wall_us.append((t1 - t0) * 1e6)
+    return ev_us, wall_us
+
+
+def time_back_to_back(fn, n):
+    """Wall time per call of n calls issued back to back with one sync at the end (us)."""
+    import torch
+
+    torch.cuda.synchronize()
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    e0.record()
+    for _ in range(n):
+        fn()
+    e1.record()
+    torch.cuda.synchronize()
+    t1 = time.perf_counter()
+    return {"calls": n, "wall_us_per_call": round((t1 - t0) * 1e6 / n, 3),
+            "event_us_per_call": round(e0.elapsed_time(e1) * 1e3 / n, 3)}
+
+
+# ----------------------------------------------------------------------------- device facts
+def _nvidia_smi():
+    q = "name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.limit"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=15)
+        line = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
+        vals = [v.strip() for v in line.split(",")]
+        keys = q.split(",")
+        d = dict(zip(keys, vals))
+        d["_raw"] = line
+        return d
+    except Exception as e:  # noqa: BLE001
+        return {"_error": repr(e)}
+
+
+def _num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def device_info():
+    import torch
+
+    info = {}
+    try:
+        p = torch.cuda.get_device_properties(0)
+        info.update({
+            "name": p.name,
+            "sm_count": p.multi_processor_count,
+            "cc": "%d.%d" % (p.major, p.minor),
+            "total_memory_bytes": int(p.total_memory),
+            "l2_cache_bytes": int(getattr(p, "L2_cache_size", 0) or 0) or None,
+        })
+    except Exception as e:  # noqa: BLE001
+        info["props_error"] = repr(e)
+    smi = _nvidia_smi()
+    info["driver"] = smi.get("driver_version")
+    info["cuda_runtime"] = torch.version.cuda
+    info["torch"] = torch.__version__
+    try:
+        info["cudnn"] = str(torch.backends.cudnn.version())
+    except Exception:  # noqa: BLE001
+        info["cudnn"] = None
+    info["clocks"] = {"sm_mhz": _num(smi.get("clocks.sm")), "mem_mhz": _num(smi.get("clocks.mem")),
+                      "max_sm_mhz": _num(smi.get("clocks.max.sm")),
+                      "max_mem_mhz": _num(smi.get("clocks.max.mem"))}
+    info["power_limit_w"] = _num(smi.get("power.limit"))
+    info["nvidia_smi"] = smi
+    info["python"] = sys.version.split()[0]
+    return info
+
+
+def torch_env():
+    import torch
+
+    env = {}
+    for k, f in [
+        ("matmul_allow_tf32", lambda: torch.backends.cuda.matmul.allow_tf32),
+        ("cudnn_allow_tf32", lambda: torch.backends.cudnn.allow_tf32),
+        ("cudnn_benchmark", lambda: torch.backends.cudnn.benchmark),
+        ("bf16_reduced_precision_reduction",
+         lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction),
+        ("sdp_flash_enabled", lambda: torch.backends.cuda.flash_sdp_enabled()),
+        ("sdp_mem_efficient_enabled", lambda: torch.backends.cuda.mem_efficient_sdp_enabled()),
+        ("sdp_math_enabled", lambda: torch.backends.cuda.math_sdp_enabled()),
+        ("sdp_cudnn_enabled", lambda: torch.backends.cuda.cudnn_sdp_enabled()),
+    ]:
+        try:
+            env[k] = f()
+        except Exception as e:  # noqa: BLE001
+            env[k] = "unavailable: %r" % (e,)
+    env["PYTORCH_CUDA_ALLOC_CONF"] = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
+    env["CUDA_LAUNCH_BLOCKING"] = os.environ.get("CUDA_LAUNCH_BLOCKING")
+    return env
+
+
+# ----------------------------------------------------------------------------- output file
+class RecordFile:
+    """One ridge.records/1 JSON document, rewritten atomically after every change."""
+
+    def __init__(self, path, tool):
+        self.path = path
+        self.doc = {
+            "schema": SCHEMA,
+            "generated_by": {"tool": tool, "command": shlex.join(["python3"] + sys.argv),
+                             "date": utc_iso()},
+            "device": {},
+            "environment": {},
+            "status": "running",
+            "records": [],
+            "errors": [],
+            "skipped": [],
+        }
+        d = os.path.dirname(os.path.abspath(path))
+        os.makedirs(d, exist_ok=True)
+        self.write()
+
+    def add(self, rec):
+        self.doc["records"].append(rec)
+        self.write()
+
+    def error(self, case, exc):
+        tb = traceback.format_exc()
+        log("ERROR in %s: %r" % (case, exc))
+        sys.stdout.write(tb[-3000:])
+        sys.stdout.flush()
+        self.doc["errors"].append({"case": case, "error": repr(exc)[:2000], "traceback": tb[-4000:]})
+        self.write()
+
+    def skip(self, case, why):
+        log("SKIP %s: %s" % (case, why))
+        self.doc["skipped"].append({"case": case, "why": why})
+        self.write()
+
+    def finish(self, status="done"):
+        self.doc["status"] = status
+        self.doc["generated_by"]["finished"] = utc_iso()
+        self.write()
+
+    def write(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.doc, f, indent=1, default=_json_default)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+
+def _json_default(o):
+    try:
+        return float(o)
+    except Exception:  # noqa: BLE001
+        return repr(o)
+
+
+def parse_common_args(argv, default_out, default_budget):
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=default_out, help="output JSON path")
+    ap.add_argument("--budget", type=float, default=default_budget,
+                    help="seconds this script may use; remaining cases are skipped after it")
+    ap.add_argument("--top", type=int, default=40, help="kernels kept per profile")
+    ap.add_argument("--no-profile", action="store_true")
+    return ap.parse_args(argv)

@@ -1,0 +1,187 @@
+"""Ridge e2e: one training step of GPT-2 style models (nanoGPT-like), PyTorch eager, one GPU.
+
+fp32 master params, bf16 autocast, fused AdamW, dropout 0. See validate/e2e/README.md.
+Usage: python3 validate/e2e/train_gpt.py --out OUT/e2e_train.json --budget 60
+"""
+
+import gc
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import (Budget, RecordFile, device_info, log, parse_common_args,  # noqa: E402
+                        profile_fn, stats_us, time_calls, torch_env)
+
+CONFIGS = [
+    # name, layers, d_model, heads, vocab, seq, micro_batch
+    ("gpt2-small", 12, 768, 12, 50304, 1024, 8),
+    ("gpt2-medium", 24, 1024, 16, 50304, 1024, 8),
+]
+WARMUP = 3
+REPS = 10
+LR = 1e-4
+SEED = 1234
+
+
+def build_model(torch, nn, F, layers, d, heads, vocab, seq):
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(d)                      # with bias, eps 1e-5
+            self.c_attn = nn.Linear(d, 3 * d)                # fused qkv, bias
+            self.c_proj = nn.Linear(d, d)                    # attention out proj, bias
+            self.ln_2 = nn.LayerNorm(d)
+            self.c_fc = nn.Linear(d, 4 * d)                  # MLP up, bias
+            self.mlp_proj = nn.Linear(4 * d, d)              # MLP down, bias
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+            q = q.view(B, T, heads, C // heads).transpose(1, 2)
+            k = k.view(B, T, heads, C // heads).transpose(1, 2)
+            v = v.view(B, T, heads, C // heads).transpose(1, 2)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
+            x = x + self.c_proj(y)
+            x = x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+            return x
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, d)
+            self.wpe = nn.Embedding(seq, d)
+            self.h = nn.ModuleList([Block() for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(d)
+            self.lm_head = nn.Linear(d, vocab, bias=False)
+            self.lm_head.weight = self.wte.weight            # tied
+            for name, p in self.named_parameters():
+                if p.dim() >= 2:
+                    std = 0.02
+                    if name.endswith("c_proj.weight") or name.endswith("mlp_proj.weight"):
+                        std = 0.02 / math.sqrt(2 * layers)
+                    torch.nn.init.normal_(p, mean=0.0, std=std)
+
+        def forward(self, idx, targets):
+            B, T = idx.shape
+            pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
+            x = self.wte(idx) + self.wpe(pos)
+            for blk in self.h:
+                x = blk(x)
+            x = self.ln_f(x)
+            logits = self.lm_head(x)
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    return GPT()
+
+
+def run_config(torch, nn, F, out, budget, cfg, args):
+    name, L, d, H, V, T, B = cfg
+    case = "e2e/train/%s/b%d_s%d" % (name, B, T)
+    log("case %s: build" % case)
+    torch.manual_seed(SEED)
+    with torch.device("cuda"):
+        model = build_model(torch, nn, F, L, d, H, V, T)
+    n_params = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, fused=True)
+    idx = torch.randint(0, V, (B, T), device="cuda")
+    tgt = torch.randint(0, V, (B, T), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(idx, tgt)
+        loss.backward()
+        opt.step()
+        return loss
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    log("case %s: %d params, warmup %d + %d timed steps" % (case, n_params, WARMUP, REPS))
+    ev_us, wall_us = time_calls(step, WARMUP, REPS, budget=budget)
+    peak = torch.cuda.max_memory_allocated()
+    loss_val = float(step().item())
+    torch.cuda.synchronize()
+    timing = stats_us(ev_us, "per_call", WARMUP)
+    wall = stats_us(wall_us, "per_call_wall", WARMUP)
+    log("case %s: median %.2f ms (wall %.2f ms), peak %.2f GiB, loss %.3f"
+        % (case, timing.get("median_us", 0) / 1e3, wall.get("median_us", 0) / 1e3, peak / 2**30,
+           loss_val))
+    n_embed_pos = T * d
+    flops = 6 * (n_params - n_embed_pos) * B * T + 12 * L * d * T * B * T
+    rec = {
+        "id": case, "suite": "e2e", "op": "e2e_train",
+        "params": {
+            "model": name, "layers": L, "d_model": d, "heads": H, "kv_heads": H,
+            "head_dim": d // H, "ffn": 4 * d, "vocab": V, "seq": T, "micro_batch": B,
+            "dtype": "bf16", "master_dtype": "fp32", "autocast": "bf16",
+            "optimizer": "adamw_fused", "lr": LR, "recompute": "none", "dropout": 0.0,
+            "tied_embeddings": True, "norm": "layernorm", "norm_eps": 1e-5, "norm_bias": True,
+            "mlp": "gelu_tanh", "qkv": "fused_linear_bias", "linear_bias": True,
+            "pos_embedding": "learned", "attention": "sdpa_causal", "loss": "cross_entropy",
+            "params_count": n_params, "grad_accum": 1,
+        },
+        "timing": timing,
+        "wall_us": wall.get("median_us"),
+        "wall_timing": wall,
+        "peak_memory_bytes": int(peak),
+        "flops": int(flops),
+        "flops_formula": "6*(N-pos_emb)*B*T + 12*L*d*T*B*T (nanoGPT estimate_mfu, causal not halved)",
+        "loss_after": loss_val,
+    }
+    out.add(rec)
+    if not args.no_profile:
+        if budget.ok(8):
+            try:
+                log("case %s: profile one step" % case)
+                rec["profile"] = profile_fn(step, top=args.top)
+                out.write()
+                log("case %s: profile %d kernels, busy %.2f ms"
+                    % (case, rec["profile"]["kernel_launches"], rec["profile"]["gpu_busy_us"] / 1e3))
+            except Exception as e:  # noqa: BLE001
+                out.error(case + "#profile", e)
+        else:
+            out.skip(case + "#profile", "budget")
+    del opt, model, idx, tgt
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def main():
+    args = parse_common_args(sys.argv[1:], "e2e_train.json", 60)
+    budget = Budget(args.budget)
+    out = RecordFile(args.out, "validate/e2e/train_gpt.py")
+    log("train_gpt: import torch")
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    log("train_gpt: torch %s cuda %s" % (torch.__version__, torch.version.cuda))
+    try:
+        out.doc["device"] = device_info()
+        out.doc["environment"] = torch_env()
+        out.write()
+    except Exception as e:  # noqa: BLE001
+        out.error("device_info", e)
+    est = {"gpt2-small": 10, "gpt2-medium": 15}
+    for cfg in CONFIGS:
+        case = "e2e/train/%s" % cfg[0]
+        if not budget.ok(est.get(cfg[0], 10)):
+            out.skip(case, "budget (%.1fs left)" % budget.left())
+            continue
+        try:
+            run_config(torch, nn, F, out, budget, cfg, args)
+        except Exception as e:  # noqa: BLE001
+            out.error(case, e)
+            gc.collect()
+            try:
+                torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001
+                pass
+    out.finish()
+    log("train_gpt: done, %d records, %d errors" % (len(out.doc["records"]), len(out.doc["errors"])))
+
+
+if __name__ == "__main__":
+    main()
