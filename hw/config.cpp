@@ -56,13 +56,15 @@ ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mar
           child.line = kv.first.Mark().line + 1;
           child.column = kv.first.Mark().column + 1;
         }
+        child.key_line = kv.first.Mark().line + 1;
+        child.key_column = kv.first.Mark().column + 1;
         auto dup = std::find_if(n.entries.begin(), n.entries.end(),
                                 [&](const auto& e) { return e.first == key; });
         if (dup != n.entries.end()) {
           throw ConfigException({{file, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key,
                                   "duplicate key"}});
         }
-        n.entries.emplace_back(std::move(key), std::move(child));
+        n.entries.push_back(ConfigEntry{std::move(key), std::move(child)});
       }
       break;
   }
@@ -103,7 +105,7 @@ void merge_config(ConfigNode& base, const ConfigNode& overlay) {
     if (existing) {
       merge_config(*existing, value);
     } else {
-      base.entries.emplace_back(key, value);
+      base.entries.push_back(ConfigEntry{key, value});
     }
   }
 }
@@ -389,8 +391,13 @@ void MapReader::finish() {
       std::sort(sorted.begin(), sorted.end());
       msg += fmt::format(" (valid keys: {})", fmt::join(sorted, ", "));
     }
-    // Point at the key: the value's column can be after it; the line is what matters.
-    sink_.add(value, key_path(key), msg);
+    // Point at the key itself.
+    ConfigNode at = value;
+    if (value.key_line > 0) {
+      at.line = value.key_line;
+      at.column = value.key_column;
+    }
+    sink_.add(at, key_path(key), msg);
   }
 }
 

@@ -39,19 +39,29 @@ class ConfigException : public std::runtime_error {
   std::vector<ConfigError> errors_;
 };
 
+struct ConfigEntry;
+
 /// A YAML value with its position.
 struct ConfigNode {
   enum class Kind { kNull, kScalar, kMap, kSequence };
   Kind kind = Kind::kNull;
   std::string scalar;
-  std::vector<std::pair<std::string, ConfigNode>> entries;  ///< map entries, in file order
+  std::vector<ConfigEntry> entries;  ///< map entries, in file order
   std::vector<ConfigNode> items;                            ///< sequence items
   std::string file;
   int line = 0;
   int column = 0;
+  int key_line = 0;    ///< where this value's key stands, for map entries
+  int key_column = 0;
 
   const ConfigNode* find(std::string_view key) const;
   ConfigNode* find(std::string_view key);
+};
+
+/// One key and its value in a map.
+struct ConfigEntry {
+  std::string first;
+  ConfigNode second;
 };
 
 /// A config file as loaded: the merged tree and every file that went into it with its SHA-256.

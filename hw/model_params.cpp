@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 22> kParams = {{
+constexpr std::array<ModelParamDecl, 23> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -49,6 +49,11 @@ constexpr std::array<ModelParamDecl, 22> kParams = {{
      "fraction of CUDA-core peak reached by non-GEMM arithmetic (elementwise, reductions)"},
     // A GEMM tile's fixed cost: prologue (first loads, pipeline fill) and epilogue (write-back).
     {"gemm_tile_overhead", Dimension::kTime, 1.0e-6, 0.0, 50e-6, "fixed time per GEMM output tile"},
+    // Bytes per clock one SM's L1 exchanges with L2: 64 B/clk on Ampere/Hopper (Jia et al.,
+    // "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, L2 section, and
+    // the A100 whitepaper's 5120 B/clk over 108 SMs = 47 B/clk sustained); caps one SM's traffic.
+    {"sm_l2_bytes_per_cycle", Dimension::kBytes, 64, 8, 1024,
+     "bytes per SM clock one SM can move to or from L2"},
     // Host copies: pinned memory reaches ~85% of PCIe line rate; pageable goes through a staging
     // buffer and reaches far less (CUDA C++ Best Practices Guide, "Pinned Memory").
     {"pcie_efficiency_pinned", Dimension::kFraction, 0.85, 0.05, 1.0, "fraction of PCIe rate for pinned copies"},

@@ -43,12 +43,15 @@ Occupancy occupancy(const hw::SmSpec& sm, const KernelResources& k) {
   if (o.registers_per_warp == 0) {
     o.by_registers = std::numeric_limits<int>::max();
   } else {
-    if (static_cast<long long>(o.registers_per_warp) * o.warps_per_block > sm.max_registers_per_block) {
-      o.error = fmt::format("{} registers per block exceed the limit of {}",
-                            o.registers_per_warp * o.warps_per_block, sm.max_registers_per_block);
+    const int parts = std::max(1, sm.schedulers_per_sm);
+    // The launch check assumes a block's warps are spread over all sub-partitions, so it counts
+    // warps rounded up to a multiple of the partition count (cuda_occupancy.h, "Hardware check").
+    const long long assumed = static_cast<long long>(o.registers_per_warp) * round_up(o.warps_per_block, parts);
+    if (assumed > sm.max_registers_per_block) {
+      o.error = fmt::format("{} registers per block (counting warps in multiples of {}) exceed the limit of {}",
+                            assumed, parts, sm.max_registers_per_block);
       return o;
     }
-    const int parts = std::max(1, sm.schedulers_per_sm);
     const int warps_per_part = (sm.registers_per_sm / parts) / o.registers_per_warp;
     o.by_registers = (warps_per_part * parts) / o.warps_per_block;
   }

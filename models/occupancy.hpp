@@ -7,6 +7,8 @@
 //  - shared memory: per block, static + dynamic + the driver's reserved 1 KiB, rounded up to the
 //    allocation unit (128 B), against the largest carveout unless a smaller one is asked for;
 //  - a hard cap of max_blocks_per_sm.
+// A block whose registers, counted with its warps rounded up to a multiple of the sub-partitions,
+// exceed the per-block register limit cannot launch at all (cuda_occupancy.h's hardware check).
 // Validated exactly against the CUDA occupancy API on the H200 (validate/data/h200/occupancy.json).
 #pragma once
 

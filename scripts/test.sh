@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: formatting, the tests in a normal build, the tests again
+# under AddressSanitizer + UndefinedBehaviorSanitizer, the config fuzzer for a bounded time, and
+# the CUDA validation backend compiled where nvcc exists (it runs only on a GPU).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+"$root/scripts/install-deps.sh"
+jobs="$(nproc)"
+
+echo "== clang-format"
+files=$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
+clang-format --dry-run --Werror $files
+
+echo "== build and test (RelWithDebInfo)"
+cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_VALIDATE=AUTO >/dev/null
+cmake --build build/ci -j"$jobs"
+(cd build/ci && ctest --output-on-failure -j"$jobs" --timeout 600)
+
+echo "== build and test under ASan + UBSan"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_SANITIZE=ON -DRIDGE_BENCH=OFF \
+      -DRIDGE_VALIDATE=OFF >/dev/null
+cmake --build build/asan -j"$jobs"
+(cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest --output-on-failure -j"$jobs" --timeout 900)
+
+echo "== fuzz the config loader (libFuzzer, bounded)"
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_FUZZ=ON \
+      -DRIDGE_TESTS=OFF -DRIDGE_BENCH=OFF -DRIDGE_VALIDATE=OFF >/dev/null
+cmake --build build/fuzz --target fuzz_config -j"$jobs"
+corpus="$(mktemp -d)"
+cp configs/hw/*.yaml tests/data/config-errors/*.yaml "$corpus/"
+./build/fuzz/fuzz/fuzz_config -max_total_time="${RIDGE_FUZZ_SECONDS:-60}" -max_len=4096 -timeout=10 \
+  -rss_limit_mb=2048 "$corpus" 2>&1 | tail -3
+rm -rf "$corpus"
+echo "== all tests passed"
