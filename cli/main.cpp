@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_roofline(app, action);
   ridge::cli::register_occupancy(app, action);
   ridge::cli::register_describe(app, action);
+  ridge::cli::register_run(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

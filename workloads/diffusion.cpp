@@ -1,0 +1,220 @@
+#include "workloads/diffusion.hpp"
+
+#include <fmt/format.h>
+
+#include "workloads/builder_util.hpp"
+
+namespace ridge::workloads {
+namespace {
+
+using C = Category;
+
+void text_encoder(Emitter& e, const TextEncoderConfig& t) {
+  const long long T = t.batch * t.seq, d = t.d_model;
+  e.prefix = "text.";
+  e.kernel("embed", C::kElementwise, "embedding", {{"tokens", T}, {"dim", d}, {"vocab", t.vocab}});
+  e.elementwise("pos_add", "add", T * d);
+  for (int l = 0; l < t.layers; ++l) {
+    e.prefix = fmt::format("text.layer{}.", l);
+    e.layer = l;
+    e.kernel("ln1", C::kElementwise, "layernorm", {{"rows", T}, {"cols", d}});
+    e.gemm("attn.qkv", T, 3 * d, d);
+    e.kernel("attn.sdpa", C::kAttention, "attention",
+             {{"batch", t.batch}, {"heads", t.heads}, {"seq_q", t.seq}, {"head_dim", d / t.heads}});
+    e.elementwise("attn.transpose", "copy", T * d);
+    e.gemm("attn.proj", T, d, d);
+    e.elementwise("residual1", "add", T * d);
+    e.kernel("ln2", C::kElementwise, "layernorm", {{"rows", T}, {"cols", d}});
+    if (t.gated_mlp) {
+      e.gemm("mlp.gate", T, t.ffn, d);
+      e.elementwise("mlp.act", "gelu", T * t.ffn);
+      e.gemm("mlp.up", T, t.ffn, d);
+      e.elementwise("mlp.mul", "mul", T * t.ffn);
+    } else {
+      e.gemm("mlp.up", T, t.ffn, d);
+      e.elementwise("mlp.act", "gelu", T * t.ffn);
+    }
+    e.gemm("mlp.down", T, d, t.ffn);
+    e.elementwise("residual2", "add", T * d);
+  }
+  e.layer = -1;
+  e.prefix = "text.";
+  e.kernel("ln_f", C::kElementwise, "layernorm", {{"rows", T}, {"cols", d}});
+}
+
+void modulate(Emitter& e, const std::string& n, long long B, long long N, long long d) {
+  e.elementwise(n + ".one_plus_scale", "add", B * d);
+  e.elementwise(n + ".mul_scale", "mul", B * N * d);
+  e.elementwise(n + ".add_shift", "add", B * N * d);
+}
+
+void denoiser(Emitter& e, const DiffusionConfig& m, const std::string& prefix) {
+  const DenoiserConfig& x = m.denoiser;
+  const long long B = x.cfg_batch, N = x.tokens(), d = x.d_model, BN = B * N;
+  const long long patch_in =
+      static_cast<long long>(x.latent_channels) * x.patch * x.patch * x.patch_t;
+  const int hd = static_cast<int>(d / x.heads);
+  const long long Lt = m.text.seq;
+  e.prefix = prefix;
+  e.layer = -1;
+  e.elementwise("patchify", "copy", BN * patch_in);
+  e.gemm("x_embed", BN, d, patch_in);
+  e.elementwise("pos_add", "add", BN * d);
+  // Timestep embedding: t.float() * freqs, cos, sin, cat, .to(bf16); then the t-MLP and text proj.
+  for (const char* k : {"t.mul", "t.cos", "t.sin", "t.cat"})
+    e.elementwise(k, "mul", B * 256, "fp32");
+  e.cast("t.to_bf16", B * 256, 4, 2);
+  e.gemm("t.fc1", B, d, 256);
+  e.elementwise("t.silu", "silu", B * d);
+  e.gemm("t.fc2", B, d, d);
+  e.gemm("y_proj", B, d, m.text.d_model);
+  e.elementwise("c_add", "add", B * d);
+  for (int l = 0; l < x.layers; ++l) {
+    e.prefix = prefix + fmt::format("block{}.", l);
+    e.layer = l;
+    e.elementwise("adaLN.silu", "silu", B * d);
+    e.gemm("adaLN", B, 6 * d, d);
+    e.kernel("norm1", C::kElementwise, "layernorm", {{"rows", BN}, {"cols", d}});
+    modulate(e, "mod1", B, N, d);
+    e.gemm("attn.qkv", BN, 3 * d, d);
+    e.kernel("attn.sdpa", C::kAttention, "attention",
+             {{"batch", B}, {"heads", x.heads}, {"seq_q", N}, {"head_dim", hd}});
+    e.elementwise("attn.transpose", "copy", BN * d);
+    e.gemm("attn.proj", BN, d, d);
+    e.elementwise("attn.gate", "mul", BN * d);
+    e.elementwise("residual1", "add", BN * d);
+    if (x.cross_attention) {
+      e.kernel("xattn.norm", C::kElementwise, "layernorm", {{"rows", BN}, {"cols", d}});
+      e.gemm("xattn.q", BN, d, d);
+      e.gemm("xattn.kv", B * Lt, 2 * d, m.text.d_model);
+      e.kernel("xattn.sdpa", C::kAttention, "attention",
+               {{"batch", B}, {"heads", x.heads}, {"seq_q", N}, {"seq_kv", Lt}, {"head_dim", hd}});
+      e.elementwise("xattn.transpose", "copy", BN * d);
+      e.gemm("xattn.o", BN, d, d);
+      e.elementwise("xattn.residual", "add", BN * d);
+    }
+    e.kernel("norm2", C::kElementwise, "layernorm", {{"rows", BN}, {"cols", d}});
+    modulate(e, "mod2", B, N, d);
+    e.gemm("mlp.fc1", BN, x.ffn, d);
+    e.elementwise("mlp.gelu", "gelu", BN * x.ffn);
+    e.gemm("mlp.fc2", BN, d, x.ffn);
+    e.elementwise("mlp.gate", "mul", BN * d);
+    e.elementwise("residual2", "add", BN * d);
+  }
+  e.prefix = prefix;
+  e.layer = -1;
+  e.elementwise("final.silu", "silu", B * d);
+  e.gemm("final.adaLN", B, 2 * d, d);
+  e.kernel("final.norm", C::kElementwise, "layernorm", {{"rows", BN}, {"cols", d}});
+  modulate(e, "final.mod", B, N, d);
+  e.gemm("final.out", BN, patch_in, d);
+  e.elementwise("unpatchify", "copy", BN * patch_in);
+}
+
+void sampler_step(Emitter& e, const DiffusionConfig& m, int i) {
+  const DenoiserConfig& x = m.denoiser;
+  const long long lat = x.latent_channels * x.latent_frames * x.latent_height * x.latent_width;
+  e.prefix = fmt::format("step{}.", i);
+  e.layer = -1;
+  e.elementwise("cat_cfg", "copy", x.cfg_batch * lat);
+  e.elementwise("t_index", "copy", 2, "fp32");
+  denoiser(e, m, fmt::format("step{}.dit.", i));
+  e.prefix = fmt::format("step{}.", i);
+  e.layer = -1;
+  // x = x - (1/K) (e_u + g (e_c - e_u)): sub, mul, add, mul, sub.
+  for (const char* k : {"cfg.sub", "cfg.scale", "cfg.add", "step.scale", "step.sub"})
+    e.elementwise(k, "add", lat);
+}
+
+void vae_decode(Emitter& e, const DiffusionConfig& m) {
+  const VaeConfig& v = m.vae;
+  long long h = m.denoiser.latent_height, w = m.denoiser.latent_width;
+  const long long out_frames = m.output_frames();
+  const int kt = v.temporal_kernel;
+  e.prefix = "vae.";
+  e.layer = -1;
+  e.elementwise("channels_last", "copy", v.frames * v.latent_channels * h * w);
+  auto conv = [&](const std::string& n, long long frames, long long hh, long long ww, long long cin,
+                  long long cout) {
+    e.kernel(n, C::kGemm, "conv2d",
+             {{"batch", frames}, {"h", hh}, {"w", ww}, {"c_in", cin * kt}, {"c_out", cout}});
+  };
+  conv("conv_in", v.frames, h, w, v.latent_channels, v.conv_in);
+  int si = 0;
+  for (auto [cin, cout] : v.stages) {
+    const long long f = out_frames;
+    h *= 2;
+    w *= 2;
+    const std::string s = fmt::format("stage{}.", si++);
+    e.elementwise(s + "upsample", "copy", f * cin * h * w);
+    conv(s + "conv1", f, h, w, cin, cout);
+    e.pass(s + "gn1", C::kElementwise, 4.0 * f * cout * h * w, 2.0 * f * cout * h * w,
+           8.0 * f * cout * h * w, 2);
+    e.elementwise(s + "silu1", "silu", f * cout * h * w);
+    conv(s + "conv2", f, h, w, cout, cout);
+    e.pass(s + "gn2", C::kElementwise, 4.0 * f * cout * h * w, 2.0 * f * cout * h * w,
+           8.0 * f * cout * h * w, 2);
+    e.elementwise(s + "silu2", "silu", f * cout * h * w);
+  }
+  const long long last_c = v.stages.empty() ? v.conv_in : v.stages.back().second;
+  conv("conv_out", out_frames, h, w, last_c, v.out_channels);
+  const long long px = out_frames * v.out_channels * h * w;
+  // ((x.float() * 0.5 + 0.5).clamp(0, 1) * 255).to(uint8)
+  e.cast("post.to_fp32", px, 2, 4);
+  for (const char* k : {"post.mul", "post.add", "post.clamp", "post.scale"})
+    e.elementwise(k, "mul", px, "fp32");
+  e.cast("post.to_uint8", px, 4, 1);
+}
+
+void add_sync(Graph& g, const std::string& name) {
+  OpNode sync;
+  sync.name = name;
+  sync.kind = NodeKind::kSync;
+  sync.category = Category::kHost;
+  sync.host_dispatches = 0;
+  sync.kernels = 0;
+  g.add(sync);
+}
+
+}  // namespace
+
+Graph build_diffusion_pipeline(const DiffusionConfig& m, const DiffusionOptions& o) {
+  Graph g;
+  Emitter e(g);
+  if (o.include_text) text_encoder(e, m.text);
+  for (int i = 0; i < o.steps; ++i) sampler_step(e, m, i);
+  if (o.include_vae) {
+    vae_decode(e, m);
+    // host.copy_(frame, non_blocking=True) into pinned memory: a copy-engine transfer.
+    OpNode c;
+    c.name = "d2h_frames";
+    c.kind = NodeKind::kCopy;
+    c.category = Category::kMemoryCopy;
+    const long long bytes = m.output_frames() * m.output_height() * m.output_width() * 3;
+    c.op = models::OpSpec::from_json("copy", {{"bytes", bytes}, {"direction", "d2h"}});
+    e.prefix = "";
+    e.add(c);
+  }
+  add_sync(g, "host.synchronize");
+  if (m.video_encode_s > 0) {
+    OpNode enc;
+    enc.name = "video_encode";
+    enc.kind = NodeKind::kHost;
+    enc.category = Category::kHost;
+    enc.fixed_time_s = m.video_encode_s;
+    enc.host_dispatches = 0;
+    enc.kernels = 0;
+    g.add(enc);
+  }
+  return g;
+}
+
+Graph build_denoiser_call(const DiffusionConfig& m) {
+  Graph g;
+  Emitter e(g);
+  denoiser(e, m, "dit.");
+  add_sync(g, "host.synchronize");
+  return g;
+}
+
+}  // namespace ridge::workloads

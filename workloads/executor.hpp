@@ -1,0 +1,66 @@
+// Runs a workload graph on the discrete-event engine (sim/): one host thread issuing launches in
+// program order, GPU streams executing them in order, copy engines beside the compute engine.
+//
+// Captures: host launch cost per eager dispatch (gpu.param("host_launch_eager"); extra kernels of
+// one dispatch cost host_launch_cuda each), CUDA graph replay (one host_launch_cuda for the graph,
+// then graph_launch_per_kernel per kernel node), so a host-bound eager decode shows as host-bound;
+// stream order with kernel_gap between back-to-back kernels on a stream; data dependencies and
+// waits across streams; host synchronisation; copies on copy engines overlapping compute.
+// Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute engine one
+// at a time: each kernel's time assumes the whole GPU), allocator and Python time beyond the
+// per-dispatch cost, clock changes during the step.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_spec.hpp"
+#include "workloads/graph.hpp"
+#include "workloads/op_timer.hpp"
+
+namespace ridge::workloads {
+
+/// What held an activity back until it could start (for the critical path).
+enum class Binder {
+  kNone,       ///< started at time zero
+  kHostIssue,  ///< its launch was issued last (device activity waits on the host)
+  kStream,     ///< the previous op on its stream ended last (plus kernel_gap)
+  kData,       ///< a data dependency ended last
+  kEngine,     ///< the compute or copy engine was busy with another stream's op
+  kHostPrev,   ///< host activity: the previous host activity ended last
+  kSync,       ///< host activity: a synchronisation waited for this GPU op
+};
+
+struct OpRecord {
+  double host_begin_s = 0;  ///< host starts dispatching it
+  double issue_s = 0;       ///< launch issued (host free again)
+  double start_s = 0;       ///< device start (= host_begin_s for host work)
+  double end_s = 0;
+  double duration_s = 0;  ///< end - start (0 for waits and syncs)
+  int stream = 0;
+  Binder device_binder = Binder::kNone;
+  int device_binder_op = -1;
+  Binder host_binder = Binder::kNone;
+  int host_binder_op = -1;
+};
+
+struct ExecOptions {
+  TimingMode mode = TimingMode::kFast;
+  std::map<Category, double> category_speedup;  ///< op classes sped up (what-if)
+  std::map<std::string, double> kind_speedup;   ///< op kinds ("gemm", "attention") sped up
+  int copy_engines = 2;
+};
+
+struct Execution {
+  std::vector<OpRecord> ops;
+  double step_time_s = 0;  ///< end of the last activity
+  double host_busy_s = 0;  ///< host time spent issuing launches and host work
+  double gpu_busy_s = 0;   ///< time the compute engine was running kernels
+  long long kernels = 0;
+};
+
+/// Simulates `g` on `gpu`. Deterministic: same inputs, same records.
+Execution execute(const Graph& g, const hw::GpuSpec& gpu, const ExecOptions& o = {});
+
+}  // namespace ridge::workloads

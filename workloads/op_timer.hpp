@@ -1,0 +1,37 @@
+// The one place a workload op gets its time: the kernel model (models/kernel_model.hpp) in fast or
+// detailed mode, kernel time only (the executor adds host launch costs and inter-kernel gaps).
+// Memoized per (op, mode) for one GPU spec: a 96-layer training step repeats the same shapes.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "hw/gpu_spec.hpp"
+#include "models/op.hpp"
+
+namespace ridge::workloads {
+
+enum class TimingMode { kFast, kDetailed };
+
+/// Time of one op's kernel(s) on `gpu`, in seconds (no launch overhead).
+double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op,
+               TimingMode mode = TimingMode::kFast);
+
+/// The bound the kernel model names for the op ("memory", "compute", "latency", ...).
+std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op,
+                     TimingMode mode = TimingMode::kFast);
+
+/// op_time with a memo keyed by the op's text; one per GPU spec (not thread-safe).
+class OpTimer {
+ public:
+  OpTimer(const hw::GpuSpec& gpu, TimingMode mode) : gpu_(gpu), mode_(mode) {}
+  double time(const models::OpSpec& op);
+  const hw::GpuSpec& gpu() const { return gpu_; }
+
+ private:
+  const hw::GpuSpec& gpu_;
+  TimingMode mode_;
+  std::unordered_map<std::string, double> memo_;
+};
+
+}  // namespace ridge::workloads

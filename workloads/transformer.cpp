@@ -1,0 +1,399 @@
+#include "workloads/transformer.hpp"
+
+#include <fmt/format.h>
+
+#include "workloads/builder_util.hpp"
+
+namespace ridge::workloads {
+
+std::string_view recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+namespace {
+
+using C = Category;
+
+// Shapes of one layer's Linears: (name, d_in, d_out).
+struct Linear {
+  std::string name;
+  long long d_in, d_out;
+};
+
+struct Shapes {
+  long long b, s, T, d, q, kv, ffn;  // batch, seq, tokens, model dim, q width, kv width, ffn
+  int H, KV, hd;
+};
+
+Shapes shapes(const TransformerConfig& m, long long b, long long s) {
+  Shapes x{};
+  x.b = b, x.s = s, x.T = b * s, x.d = m.d_model, x.H = m.heads, x.KV = m.kv_heads,
+  x.hd = m.head_dim;
+  x.q = static_cast<long long>(m.heads) * m.head_dim;
+  x.kv = static_cast<long long>(m.kv_heads) * m.head_dim;
+  x.ffn = m.ffn;
+  return x;
+}
+
+// ---- training (autocast bf16 over fp32 master weights) ----
+
+// A Linear's forward under autocast: casts (weight, bias, fp32 input) then the GEMM (bias
+// epilogue).
+void linear_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long T,
+                long long din, long long dout, bool fp32_input) {
+  e.cast(n + ".cast_w", din * dout, 4, 2);
+  if (m.bias) e.cast(n + ".cast_b", dout, 4, 2);
+  if (fp32_input) e.cast(n + ".cast_x", T * din, 4, 2);
+  e.gemm(n, T, dout, din);
+}
+
+// A Linear's backward: dX (m=T, n=d_in, k=d_out), dW (m=d_in, n=d_out, k=T), bias gradient (a
+// column reduction of dY), the casts' backward (bf16 -> fp32 weight/bias gradients, and the input
+// gradient back to fp32 when the input was fp32), and with gradient accumulation the add into
+// .grad.
+void linear_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long T,
+                long long din, long long dout, bool fp32_input, bool accumulate) {
+  e.gemm(n + ".dX", T, din, dout);
+  e.gemm(n + ".dW", din, dout, T);
+  e.cast(n + ".dW.to_fp32", din * dout, 2, 4);
+  if (m.bias) {
+    e.pass(n + ".db", C::kElementwise, 2.0 * T * dout, 2.0 * dout, double(T * dout));
+    e.cast(n + ".db.to_fp32", dout, 2, 4);
+  }
+  if (fp32_input) e.cast(n + ".dX.to_fp32", T * din, 2, 4);
+  if (accumulate) {
+    e.elementwise(n + ".grad_acc_w", "add", din * dout, "fp32");
+    if (m.bias) e.elementwise(n + ".grad_acc_b", "add", dout, "fp32");
+  }
+}
+
+void norm_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long rows,
+              bool fp32) {
+  if (m.norm == NormType::kLayerNorm) {
+    e.kernel(n, C::kElementwise, "layernorm",
+             {{"rows", rows}, {"cols", m.d_model}, {"dtype", fp32 ? "fp32" : "bf16"}});
+    return;
+  }
+  // HF-style explicit fp32 RMSNorm: x.float(), pow(2), mean(-1), + eps, rsqrt, mul, .to(bf16), w *.
+  const long long N = rows * m.d_model;
+  e.cast(n + ".to_fp32", N, 2, 4);
+  e.elementwise(n + ".pow", "mul", N, "fp32");
+  e.pass(n + ".mean", C::kElementwise, 4.0 * N, 4.0 * rows, double(N));
+  e.elementwise(n + ".add_eps", "add", rows, "fp32");
+  e.elementwise(n + ".rsqrt", "mul", rows, "fp32");
+  e.elementwise(n + ".mul", "mul", N, "fp32");
+  e.cast(n + ".to_bf16", N, 4, 2);
+  e.elementwise(n + ".weight", "mul", N, "bf16");
+}
+
+void norm_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long rows,
+              bool accumulate) {
+  const double N = double(rows) * m.d_model;
+  const int kernels =
+      m.norm == NormType::kLayerNorm ? 1 : 4;  // explicit RMSNorm: its pieces' grads
+  // dx: reads x and dy (fp32), writes dx; dgamma(/dbeta): a column reduction over rows.
+  e.pass(n + ".bwd_dx", C::kElementwise, 8.0 * N, 4.0 * N, 8.0 * N, kernels);
+  e.pass(n + ".bwd_dw", C::kElementwise, 8.0 * N, 8.0 * m.d_model, 2.0 * N);
+  if (accumulate) e.elementwise(n + ".grad_acc", "add", m.d_model, "fp32");
+}
+
+void rope(Emitter& e, const std::string& n, long long N) {
+  // q * cos + cat(-x2, x1) * sin: mul, neg, cat, mul, add.
+  e.elementwise(n + ".mul_cos", "mul", N);
+  e.elementwise(n + ".neg", "mul", N / 2);
+  e.elementwise(n + ".cat", "copy", N);
+  e.elementwise(n + ".mul_sin", "mul", N);
+  e.elementwise(n + ".add", "add", N);
+}
+
+void attention_fwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool train) {
+  const bool rope_pos = m.position == "rope";
+  if (m.style == "gpt") {
+    linear_fwd(e, m, "attn.qkv", x.T, x.d, x.q + 2 * x.kv, train);
+  } else {
+    linear_fwd(e, m, "attn.q", x.T, x.d, x.q, false);
+    linear_fwd(e, m, "attn.k", x.T, x.d, x.kv, false);
+    linear_fwd(e, m, "attn.v", x.T, x.d, x.kv, false);
+  }
+  if (rope_pos) {
+    rope(e, "attn.rope_q", x.T * x.q);
+    rope(e, "attn.rope_k", x.T * x.kv);
+  }
+  e.kernel("attn.sdpa", C::kAttention, "attention",
+           {{"batch", x.b},
+            {"heads", x.H},
+            {"kv_heads", x.KV},
+            {"seq_q", x.s},
+            {"head_dim", x.hd},
+            {"causal", true},
+            {"pass", "fwd"}});
+  e.elementwise("attn.transpose", "copy", x.T * x.q);  // y.transpose(1,2).contiguous()
+  linear_fwd(e, m, "attn.proj", x.T, x.q, x.d, false);
+}
+
+void layer_fwd(Emitter& e, const TransformerConfig& m, const Shapes& x) {
+  norm_fwd(e, m, "ln1", x.T, true);
+  attention_fwd(e, m, x, true);
+  e.elementwise("residual1", "add", x.T * x.d, "fp32");
+  norm_fwd(e, m, "ln2", x.T, true);
+  if (m.gated_mlp) {
+    linear_fwd(e, m, "mlp.gate", x.T, x.d, x.ffn, m.norm == NormType::kLayerNorm);
+    linear_fwd(e, m, "mlp.up", x.T, x.d, x.ffn, false);
+    e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
+    e.elementwise("mlp.mul", "mul", x.T * x.ffn);
+  } else {
+    linear_fwd(e, m, "mlp.up", x.T, x.d, x.ffn, m.norm == NormType::kLayerNorm);
+    e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
+  }
+  linear_fwd(e, m, "mlp.down", x.T, x.ffn, x.d, false);
+  e.elementwise("residual2", "add", x.T * x.d, "fp32");
+}
+
+void layer_bwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool acc) {
+  const bool ln = m.norm == NormType::kLayerNorm;
+  linear_bwd(e, m, "mlp.down", x.T, x.ffn, x.d, false, acc);
+  if (m.gated_mlp) {
+    e.elementwise("mlp.mul.bwd", "mul", 2 * x.T * x.ffn);
+    e.elementwise("mlp.act.bwd", "mul", x.T * x.ffn);
+    linear_bwd(e, m, "mlp.up", x.T, x.d, x.ffn, false, acc);
+    linear_bwd(e, m, "mlp.gate", x.T, x.d, x.ffn, ln, acc);
+    e.elementwise("mlp.dX_sum", "add", x.T * x.d);
+  } else {
+    e.elementwise("mlp.act.bwd", "mul", x.T * x.ffn);
+    linear_bwd(e, m, "mlp.up", x.T, x.d, x.ffn, ln, acc);
+  }
+  norm_bwd(e, m, "ln2", x.T, acc);
+  e.elementwise("residual2.grad_sum", "add", x.T * x.d, "fp32");
+  linear_bwd(e, m, "attn.proj", x.T, x.q, x.d, false, acc);
+  e.elementwise("attn.transpose.bwd", "copy", x.T * x.q);
+  // FlashAttention backward: dot(dO, O) preprocessing, the main kernel, dQ conversion.
+  e.kernel("attn.sdpa.bwd", C::kAttention, "attention",
+           {{"batch", x.b},
+            {"heads", x.H},
+            {"kv_heads", x.KV},
+            {"seq_q", x.s},
+            {"head_dim", x.hd},
+            {"causal", true},
+            {"pass", "bwd"}},
+           3);
+  if (m.position == "rope") {
+    e.elementwise("attn.rope_q.bwd", "mul", 2 * x.T * x.q);
+    e.elementwise("attn.rope_k.bwd", "mul", 2 * x.T * x.kv);
+  }
+  if (m.style == "gpt") {
+    linear_bwd(e, m, "attn.qkv", x.T, x.d, x.q + 2 * x.kv, true, acc);
+  } else {
+    linear_bwd(e, m, "attn.v", x.T, x.d, x.kv, false, acc);
+    linear_bwd(e, m, "attn.k", x.T, x.d, x.kv, false, acc);
+    linear_bwd(e, m, "attn.q", x.T, x.d, x.q, false, acc);
+    e.elementwise("attn.dX_sum", "add", 2 * x.T * x.d);
+  }
+  norm_bwd(e, m, "ln1", x.T, acc);
+  e.elementwise("residual1.grad_sum", "add", x.T * x.d, "fp32");
+}
+
+void micro_batch(Emitter& e, const TransformerConfig& m, const TrainOptions& o, int mb) {
+  const Shapes x = shapes(m, o.micro_batch, o.seq);
+  const bool acc = mb > 0;
+  const std::string mbp = o.grad_accum > 1 ? fmt::format("mb{}.", mb) : "";
+  e.layer = -1;
+  e.prefix = mbp;
+  // Embeddings run in fp32 (autocast leaves embedding alone).
+  if (m.position == "learned")
+    e.kernel("embed.arange", C::kElementwise, "elementwise",
+             {{"op", "copy"}, {"n", o.seq}, {"dtype", "fp32"}});
+  e.kernel("embed.tokens", C::kElementwise, "embedding",
+           {{"tokens", x.T}, {"dim", x.d}, {"vocab", m.vocab}, {"dtype", "fp32"}});
+  if (m.position == "learned") {
+    e.kernel("embed.positions", C::kElementwise, "embedding",
+             {{"tokens", o.seq}, {"dim", x.d}, {"vocab", m.max_positions}, {"dtype", "fp32"}});
+    e.elementwise("embed.add", "add", x.T * x.d, "fp32");
+  }
+  for (int l = 0; l < m.layers; ++l) {
+    e.layer = l;
+    e.prefix = mbp + fmt::format("layer{}.", l);
+    layer_fwd(e, m, x);
+  }
+  e.layer = -1;
+  e.prefix = mbp;
+  norm_fwd(e, m, "ln_f", x.T, true);
+  linear_fwd(e, m, "lm_head", x.T, x.d, m.vocab, true);
+  e.cast("loss.logits_to_fp32", x.T * m.vocab, 2, 4);
+  e.kernel("loss.cross_entropy", C::kElementwise, "cross_entropy",
+           {{"rows", x.T}, {"vocab", m.vocab}, {"dtype", "fp32"}}, 2);
+  e.elementwise("loss.backward_seed", "copy", 1, "fp32");
+  e.kernel("loss.cross_entropy.bwd", C::kElementwise, "cross_entropy",
+           {{"rows", x.T}, {"vocab", m.vocab}, {"dtype", "fp32"}, {"pass", "bwd"}}, 2);
+  e.cast("loss.dlogits_to_bf16", x.T * m.vocab, 4, 2);
+  {
+    // The LM head has no bias; with tied embeddings its dW accumulates into the embedding's grad.
+    TransformerConfig nobias = m;
+    nobias.bias = false;
+    linear_bwd(e, nobias, "lm_head", x.T, x.d, m.vocab, true, acc);
+  }
+  norm_bwd(e, m, "ln_f", x.T, acc);
+  for (int l = m.layers - 1; l >= 0; --l) {
+    e.layer = l;
+    e.prefix = mbp + fmt::format("layer{}.", l);
+    if (o.recompute == Recompute::kFull) {
+      e.prefix = mbp + fmt::format("layer{}.recompute.", l);
+      layer_fwd(e, m, x);
+      e.prefix = mbp + fmt::format("layer{}.", l);
+    }
+    // Selective recomputation (Korthikanti et al. 2022) recomputes the attention core; with
+    // FlashAttention its backward already recomputes the scores, so it adds no kernel here.
+    layer_bwd(e, m, x, acc);
+  }
+  e.layer = -1;
+  e.prefix = mbp;
+  // embedding_dense_backward: sort indices, segment offsets, per-segment sums, scatter.
+  e.kernel("embed.tokens.bwd", C::kElementwise, "embedding",
+           {{"tokens", x.T}, {"dim", x.d}, {"vocab", m.vocab}, {"dtype", "fp32"}, {"pass", "bwd"}},
+           5);
+  if (m.tied_embeddings) e.elementwise("embed.tokens.grad_sum", "add", m.vocab * x.d, "fp32");
+  if (m.position == "learned") {
+    e.kernel("embed.positions.bwd", C::kElementwise, "embedding",
+             {{"tokens", o.seq},
+              {"dim", x.d},
+              {"vocab", m.max_positions},
+              {"dtype", "fp32"},
+              {"pass", "bwd"}},
+             5);
+  }
+}
+
+// ---- inference (bf16 weights, inference_mode) ----
+
+void infer_layer(Emitter& e, const TransformerConfig& m, const Shapes& x, long long kv_len,
+                 bool prefill) {
+  norm_fwd(e, m, "input_norm", x.T, false);
+  if (m.style == "gpt") {
+    e.gemm("attn.qkv", x.T, x.q + 2 * x.kv, x.d);
+  } else {
+    e.gemm("attn.q", x.T, x.q, x.d);
+    e.gemm("attn.k", x.T, x.kv, x.d);
+    e.gemm("attn.v", x.T, x.kv, x.d);
+  }
+  if (m.position == "rope") {
+    rope(e, "attn.rope_q", x.T * x.q);
+    rope(e, "attn.rope_k", x.T * x.kv);
+  }
+  // k_cache.index_copy_(2, pos, k) and v: reads the new rows, writes them into the cache.
+  e.pass("attn.cache_k", C::kMemoryCopy, 2.0 * x.T * x.kv + 8.0 * x.s, 2.0 * x.T * x.kv);
+  e.pass("attn.cache_v", C::kMemoryCopy, 2.0 * x.T * x.kv + 8.0 * x.s, 2.0 * x.T * x.kv);
+  e.kernel("attn.sdpa", C::kAttention, "attention",
+           {{"batch", x.b},
+            {"heads", x.H},
+            {"kv_heads", x.KV},
+            {"seq_q", x.s},
+            {"seq_kv", kv_len},
+            {"head_dim", x.hd},
+            {"causal", prefill},
+            {"pass", "fwd"}});
+  if (x.s > 1) e.elementwise("attn.transpose", "copy", x.T * x.q);  // a view when one token
+  e.gemm("attn.o", x.T, x.d, x.q);
+  e.elementwise("residual1", "add", x.T * x.d);
+  norm_fwd(e, m, "post_norm", x.T, false);
+  if (m.gated_mlp) {
+    e.gemm("mlp.gate", x.T, x.ffn, x.d);
+    e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
+    e.gemm("mlp.up", x.T, x.ffn, x.d);
+    e.elementwise("mlp.mul", "mul", x.T * x.ffn);
+  } else {
+    e.gemm("mlp.up", x.T, x.ffn, x.d);
+    e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
+  }
+  e.gemm("mlp.down", x.T, x.d, x.ffn);
+  e.elementwise("residual2", "add", x.T * x.d);
+}
+
+Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, bool prefill) {
+  Graph g;
+  Emitter e(g);
+  const long long s = prefill ? o.prompt : 1;
+  const long long kv_len = prefill ? o.prompt : o.context + 1;
+  const Shapes x = shapes(m, o.batch, s);
+  e.kernel("embed.tokens", C::kElementwise, "embedding",
+           {{"tokens", x.T}, {"dim", x.d}, {"vocab", m.vocab}, {"dtype", "bf16"}});
+  if (m.position == "rope") {
+    // cos/sin tables: index_select by position (fp32) and .to(bf16), once per forward.
+    for (const char* t : {"cos", "sin"}) {
+      e.pass(fmt::format("rope.{}.index_select", t), C::kElementwise, 4.0 * s * x.hd,
+             4.0 * s * x.hd);
+      e.cast(fmt::format("rope.{}.to_bf16", t), s * x.hd, 4, 2);
+    }
+  } else {
+    e.kernel("embed.positions", C::kElementwise, "embedding",
+             {{"tokens", s}, {"dim", x.d}, {"vocab", m.max_positions}, {"dtype", "bf16"}});
+    e.elementwise("embed.add", "add", x.T * x.d);
+  }
+  for (int l = 0; l < m.layers; ++l) {
+    e.layer = l;
+    e.prefix = fmt::format("layer{}.", l);
+    infer_layer(e, m, x, kv_len, prefill);
+  }
+  e.layer = -1;
+  e.prefix = "";
+  const long long rows = o.batch;  // prefill keeps the last token only (x[:, -1:])
+  norm_fwd(e, m, "final_norm", rows, false);
+  e.gemm("lm_head", rows, m.vocab, x.d);
+  if (!prefill) {
+    e.pass("sample.argmax", C::kElementwise, 2.0 * rows * m.vocab, 8.0 * rows,
+           double(rows * m.vocab));
+    e.elementwise("sample.copy_token", "copy", rows, "fp32");
+    if (o.cuda_graph) {
+      g.captured_begin = 0;
+      g.captured_end = static_cast<int>(g.size());
+    }
+  }
+  OpNode sync;
+  sync.name = "host.synchronize";
+  sync.kind = NodeKind::kSync;
+  sync.category = C::kHost;
+  sync.host_dispatches = 0;
+  sync.kernels = 0;
+  g.add(sync);
+  return g;
+}
+
+}  // namespace
+
+Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
+  Graph g;
+  Emitter e(g);
+  for (int mb = 0; mb < o.grad_accum; ++mb) micro_batch(e, m, o, mb);
+  e.layer = -1;
+  e.prefix = "";
+  // torch.optim.AdamW(fused=True): step counters (one _foreach_add_), then _fused_adamw_ over all
+  // tensors in multi-tensor-apply chunks (one launch per chunk).
+  e.elementwise("optimizer.step_count", "add", m.tensor_count(), "fp32");
+  const int chunks = static_cast<int>(
+      std::max<long long>(1, (m.parameter_count() + 65535LL * 320) / (65536LL * 320)));
+  e.kernel("optimizer.adamw", C::kOptimizer, "adamw",
+           {{"params", m.parameter_count()}, {"grad_dtype", "fp32"}}, chunks);
+  OpNode sync;
+  sync.name = "host.synchronize";
+  sync.kind = NodeKind::kSync;
+  sync.category = C::kHost;
+  sync.host_dispatches = 0;
+  sync.kernels = 0;
+  g.add(sync);
+  return g;
+}
+
+Graph build_prefill(const TransformerConfig& m, const InferenceOptions& o) {
+  return build_inference(m, o, true);
+}
+Graph build_decode_step(const TransformerConfig& m, const InferenceOptions& o) {
+  return build_inference(m, o, false);
+}
+
+}  // namespace ridge::workloads
