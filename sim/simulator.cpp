@@ -5,13 +5,15 @@
 
 namespace ridge::sim {
 
-Simulator::Simulator() = default;
+Simulator::Simulator() {
+  keys_.resize(kPad);
+  slots_.resize(kPad);
+}
 Simulator::~Simulator() = default;
 
 uint32_t Simulator::grow_slot() {
-  const auto slot = static_cast<uint32_t>(gen_.size());
-  if ((slot & (kChunkSize - 1)) == 0) chunks_.push_back(std::make_unique<Callback[]>(kChunkSize));
-  gen_.push_back(1);
+  const uint32_t slot = slot_count_++;
+  if ((slot & (kChunkSize - 1)) == 0) chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
   return slot;
 }
 
@@ -22,56 +24,101 @@ void Simulator::throw_in_past(Time t) const {
 
 bool Simulator::cancel(EventId id) {
   if (!is_pending(id)) return false;
-  const auto slot = static_cast<uint32_t>(id.value);
-  callback(slot).reset();
-  release_slot(slot);
+  Slot& sl = slot_at(static_cast<uint32_t>(id.value));
+  sl.cb.reset();
+  next_gen(sl);
+  sl.cancelled = true;  // the slot is freed when its entry leaves the heap
   --live_;
   ++stale_;
   // Stale entries cost heap depth and memory; rebuild once they are the majority.
-  if (stale_ > 1024 && stale_ * 2 > heap_.size()) compact();
+  if (stale_ > 1024 && stale_ * 2 > heap_size()) compact();
   return true;
 }
 
-void Simulator::sift_down(std::size_t i) {
-  const std::size_t n = heap_.size();
-  const Entry e = heap_[i];
+// Places (k, slot) at position i or below. The smallest of four children is chosen with
+// conditional moves rather than branches: which child is smallest is a coin toss, and
+// mispredicted branches cost more than the compares.
+void Simulator::sift_down(std::size_t i, Key k, uint32_t slot) {
+  const std::size_t n = heap_size();
+  const Key* key = keys_.data() + kPad;
   for (;;) {
     const std::size_t first = 4 * i + 1;
     if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t last = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < last; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+    std::size_t best;
+    Key kb;
+    // The next level's four candidate child groups are one cache line each: start loading them
+    // all now, since with conditional moves the CPU cannot guess which it will need.
+    const std::size_t grand = 4 * first + 1;
+    if (grand < n) {
+      for (std::size_t g = 0; g < 4; ++g) __builtin_prefetch(key + grand + 4 * g);
     }
-    if (!before(heap_[best], e)) break;
-    heap_[i] = heap_[best];
+    if (first + 4 <= n) {
+      const Key k0 = key[first], k1 = key[first + 1], k2 = key[first + 2], k3 = key[first + 3];
+      const bool b01 = k1 < k0;
+      const bool b23 = k3 < k2;
+      const Key m01 = b01 ? k1 : k0;
+      const Key m23 = b23 ? k3 : k2;
+      const bool b = m23 < m01;
+      kb = b ? m23 : m01;
+      best = first + (b ? 2 + static_cast<std::size_t>(b23) : static_cast<std::size_t>(b01));
+    } else {
+      best = first;
+      kb = key[first];
+      for (std::size_t c = first + 1; c < n; ++c) {
+        if (key[c] < kb) {
+          kb = key[c];
+          best = c;
+        }
+      }
+    }
+    if (!(kb < k)) break;
+    move_entry(i, best);
     i = best;
   }
-  heap_[i] = e;
+  place(i, k, slot);
 }
 
 void Simulator::pop_top() {
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) {
-    heap_[0] = last;
-    sift_down(0);
-  }
+  const Key k = keys_.back();
+  const uint32_t slot = slots_.back();
+  keys_.pop_back();
+  slots_.pop_back();
+  if (heap_size() > 0) sift_down(0, k, slot);
 }
 
 void Simulator::compact() {
-  std::erase_if(heap_, [this](const Entry& e) { return gen_[e.slot] != e.gen; });
+  settle_top();
+  std::size_t kept = 0;
+  const std::size_t n = heap_size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t slot = slots_[i + kPad];
+    Slot& sl = slot_at(slot);
+    if (sl.cancelled) {
+      sl.cancelled = false;
+      free_.push_back(slot);
+    } else {
+      move_entry(kept++, i);
+    }
+  }
+  keys_.resize(kept + kPad);
+  slots_.resize(kept + kPad);
   stale_ = 0;
-  if (heap_.size() > 1) {
-    for (std::size_t i = (heap_.size() - 2) / 4 + 1; i-- > 0;) sift_down(i);
+  if (kept > 1) {
+    for (std::size_t i = (kept - 2) / 4 + 1; i-- > 0;) {
+      sift_down(i, keys_[i + kPad], slots_[i + kPad]);
+    }
   }
 }
 
-// Pops cancelled entries off the top; returns whether a live event is on top.
+// Pops cancelled entries off the top (freeing their slots); returns whether an event remains.
 bool Simulator::discard_stale_top() {
-  while (!heap_.empty()) {
-    const Entry& top = heap_[0];
-    if (gen_[top.slot] == top.gen) return true;
+  settle_top();
+  while (heap_size() > 0) {
+    const uint32_t slot = slots_[kPad];
+    Slot& sl = slot_at(slot);
+    if (!sl.cancelled) return true;
+    sl.cancelled = false;
+    free_.push_back(slot);
     pop_top();
     --stale_;
   }
@@ -79,24 +126,34 @@ bool Simulator::discard_stale_top() {
 }
 
 void Simulator::execute_top() {
-  const Entry top = heap_[0];
-  pop_top();
-  now_ = Time{top.time};
-  // The slot's generation moves on before the call, so the running event is no longer pending
+  const uint32_t top_slot = slots_[kPad];
+  top_is_done_ = true;  // removed lazily: the first event it schedules takes its place
+  now_ = Time{key_time(keys_[kPad])};
+  // The next event is the smallest child of the top, unless this one schedules an earlier one:
+  // start loading its slot now so the miss overlaps this callback (matters in large queues).
+  const std::size_t n = heap_size();
+  if (n > 1) {
+    std::size_t best = 1;
+    for (std::size_t c = 2; c < std::min<std::size_t>(5, n); ++c) {
+      if (keys_[c + kPad] < keys_[best + kPad]) best = c;
+    }
+    __builtin_prefetch(&slot_at(slots_[best + kPad]));
+  }
+  // The generation moves on before the call, so the running event is no longer pending
   // (cancel() of itself returns false), but the slot is freed only after the call: chunks never
   // move, so the callable can safely schedule events while it runs.
-  uint32_t& g = gen_[top.slot];
-  if (++g == 0) g = 1;
+  Slot& sl = slot_at(top_slot);
+  next_gen(sl);
   --live_;
-  Callback& cb = callback(top.slot);
-  cb();
-  cb.reset();
-  free_.push_back(top.slot);
+  sl.cb();
+  sl.cb.reset();
+  free_.push_back(top_slot);
+  settle_top();
   ++executed_;
 }
 
 Time Simulator::next_event_time() {
-  return discard_stale_top() ? Time{heap_[0].time} : Time::max();
+  return discard_stale_top() ? Time{key_time(keys_[kPad])} : Time::max();
 }
 
 bool Simulator::step() {
@@ -112,14 +169,8 @@ void Simulator::run() {
 void Simulator::run_until(Time limit) {
   stopped_ = false;
   while (!stopped_) {
-    if (heap_.empty()) break;
-    const Entry& top = heap_[0];
-    if (gen_[top.slot] != top.gen) {
-      pop_top();
-      --stale_;
-      continue;
-    }
-    if (top.time > limit.ps) break;
+    if (!discard_stale_top()) break;
+    if (key_time(keys_[kPad]) > limit.ps) break;
     execute_top();
     if (stop_predicate_ && stop_predicate_()) stopped_ = true;
   }

@@ -5,10 +5,11 @@
 // is skipped when it reaches the top, and the queue is compacted when stale entries outnumber
 // live ones); running to exhaustion, to a time limit, until stop() or until a predicate holds.
 // Ignores: parallel execution, rollback, wall-clock pacing.
-// Layout (why it is fast): the queue is an implicit 4-ary min-heap of 24-byte keys
-// {time, priority|sequence, slot, generation}; the callables live in a slab of fixed-size slots
-// (Callback, 48 bytes inline) in chunks that never move, reused through a free list, so in
-// steady state scheduling an event allocates nothing and the heap touches only its keys.
+// Layout (why it is fast): the queue is an implicit 4-ary min-heap of 16-byte keys
+// (time, priority, sequence packed in 128 bits), aligned so that a node's four children share
+// one cache line, with a parallel array of slot indices; each event's callable (Callback, 40
+// bytes inline) and generation share one 64-byte slot in a slab of chunks that never move,
+// reused through a free list. In steady state scheduling an event allocates nothing.
 // A 4-ary heap halves the depth of a binary one at the cost of three more compares per level,
 // which wins once the heap outgrows cache (LaMarca & Ladner, "The influence of caches on the
 // performance of heaps", JEA 1996).
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -52,11 +54,11 @@ class Simulator {
   EventId schedule_at(Time t, F&& f, Priority priority = Priority::kNormal) {
     if (t < now_) throw_in_past(t);
     const uint32_t slot = alloc_slot();
-    callback(slot).emplace(std::forward<F>(f));
-    const uint32_t gen = gen_[slot];
-    push(Entry{t.ps, (static_cast<uint64_t>(priority) << kSeqBits) | seq_++, slot, gen});
+    Slot& sl = slot_at(slot);
+    sl.cb.emplace(std::forward<F>(f));
+    push(make_key(t.ps, priority, seq_++), slot);
     ++live_;
-    return EventId{(static_cast<uint64_t>(gen) << 32) | slot};
+    return EventId{(static_cast<uint64_t>(sl.gen) << 32) | slot};
   }
   /// Schedules `f` to run `delay` after now() (`delay` >= 0).
   template <typename F>
@@ -69,7 +71,8 @@ class Simulator {
   /// Whether `id` is still waiting to run.
   bool is_pending(EventId id) const {
     const uint32_t slot = static_cast<uint32_t>(id.value);
-    return id.valid() && slot < gen_.size() && gen_[slot] == static_cast<uint32_t>(id.value >> 32);
+    return id.valid() && slot < slot_count_ &&
+           slot_at(slot).gen == static_cast<uint32_t>(id.value >> 32) && !slot_at(slot).cancelled;
   }
 
   /// Runs events until none is left, stop() is called or the stop predicate holds.
@@ -101,21 +104,59 @@ class Simulator {
   Tracer* tracer() const { return tracer_; }
 
  private:
-  static constexpr int kSeqBits = 56;
-  static constexpr uint32_t kChunkBits = 10;  // 1024 callbacks (64 KiB) per chunk
+  static constexpr uint32_t kChunkBits = 10;  // 1024 slots (64 KiB) per chunk
   static constexpr uint32_t kChunkSize = 1u << kChunkBits;
+  // The key array starts kPad entries into a 64-byte aligned buffer, so that the four children
+  // of every node (4i+1..4i+4) fill exactly one cache line.
+  static constexpr std::size_t kPad = 3;
+  static constexpr int kSeqBits = 56;
 
-  struct Entry {
-    int64_t time;
-    uint64_t order;  // priority << 56 | insertion sequence
-    uint32_t slot;
-    uint32_t gen;
-  };
-  static bool before(const Entry& a, const Entry& b) {
-    return a.time < b.time || (a.time == b.time && a.order < b.order);
+  // (time, priority, insertion sequence) as one unsigned 128-bit number: time with its sign bit
+  // flipped (so signed order becomes unsigned order), then priority << 56 | sequence. One wide
+  // compare orders two events completely.
+  __extension__ using Key = unsigned __int128;
+  static Key make_key(int64_t time, Priority priority, uint64_t seq) {
+    return (static_cast<Key>(static_cast<uint64_t>(time) ^ (uint64_t{1} << 63)) << 64) |
+           (static_cast<uint64_t>(priority) << kSeqBits) | seq;
+  }
+  static int64_t key_time(Key k) {
+    return static_cast<int64_t>(static_cast<uint64_t>(k >> 64) ^ (uint64_t{1} << 63));
   }
 
-  Callback& callback(uint32_t slot) { return chunks_[slot >> kChunkBits][slot & (kChunkSize - 1)]; }
+  // One cache line per event: its callable and generation. A cancelled event's slot is not
+  // reused until its heap entry is discarded, so a heap entry's slot names exactly one event.
+  struct alignas(64) Slot {
+    Callback cb;
+    uint32_t gen = 1;
+    bool cancelled = false;
+  };
+  static_assert(sizeof(Slot) == 64);
+
+  template <typename T>
+  struct CacheAligned {
+    using value_type = T;
+    CacheAligned() = default;
+    template <typename U>
+    CacheAligned(const CacheAligned<U>&) {}  // NOLINT: allocator rebinding
+    T* allocate(std::size_t n) {
+      return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+    }
+    void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+    friend bool operator==(const CacheAligned&, const CacheAligned&) { return true; }
+  };
+
+  Slot& slot_at(uint32_t slot) const {
+    return chunks_[slot >> kChunkBits][slot & (kChunkSize - 1)];
+  }
+  std::size_t heap_size() const { return keys_.size() - kPad; }
+  void place(std::size_t i, Key k, uint32_t slot) {
+    keys_[i + kPad] = k;
+    slots_[i + kPad] = slot;
+  }
+  void move_entry(std::size_t to, std::size_t from) {
+    keys_[to + kPad] = keys_[from + kPad];
+    slots_[to + kPad] = slots_[from + kPad];
+  }
   uint32_t alloc_slot() {
     if (!free_.empty()) {
       const uint32_t s = free_.back();
@@ -124,25 +165,37 @@ class Simulator {
     }
     return grow_slot();
   }
-  void release_slot(uint32_t slot) {
-    uint32_t& g = gen_[slot];
-    if (++g == 0) g = 1;  // generation 0 is never issued, so EventId{0} is never pending
-    free_.push_back(slot);
+  static void next_gen(Slot& sl) {
+    if (++sl.gen == 0) sl.gen = 1;  // generation 0 is never issued, so EventId{0} is never pending
   }
   uint32_t grow_slot();
-  void push(const Entry& e) {
-    heap_.push_back(e);
-    std::size_t i = heap_.size() - 1;
+  void push(Key k, uint32_t slot) {
+    if (top_is_done_) {
+      // The event now running still occupies the top: put its first successor there and sift
+      // it down, one pass instead of a pop and a push (the hold pattern of most models).
+      top_is_done_ = false;
+      sift_down(0, k, slot);
+      return;
+    }
+    keys_.push_back(k);
+    slots_.push_back(slot);
+    std::size_t i = heap_size() - 1;
     while (i > 0) {
       const std::size_t parent = (i - 1) >> 2;
-      if (!before(e, heap_[parent])) break;
-      heap_[i] = heap_[parent];
+      if (!(k < keys_[parent + kPad])) break;
+      move_entry(i, parent);
       i = parent;
     }
-    heap_[i] = e;
+    place(i, k, slot);
+  }
+  void settle_top() {
+    if (top_is_done_) {
+      top_is_done_ = false;
+      pop_top();
+    }
   }
   void pop_top();
-  void sift_down(std::size_t i);
+  void sift_down(std::size_t i, Key k, uint32_t slot);
   void compact();
   bool discard_stale_top();
   void execute_top();
@@ -152,12 +205,16 @@ class Simulator {
   uint64_t seq_ = 0;
   uint64_t executed_ = 0;
   uint64_t live_ = 0;
-  uint64_t stale_ = 0;  // cancelled entries still in heap_
+  uint64_t stale_ = 0;  // cancelled entries still in the heap
   bool stopped_ = false;
-  std::vector<Entry> heap_;
-  std::vector<uint32_t> gen_;   // per slot; an entry is live iff its gen equals gen_[slot]
+  bool top_is_done_ = false;  // the top entry is the event now running, not yet removed
+  // The 4-ary heap, as parallel arrays after kPad unused entries: keys (compared) and slots
+  // (moved along, read only for the winner).
+  std::vector<Key, CacheAligned<Key>> keys_;
+  std::vector<uint32_t> slots_;
+  uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_;  // free slots
-  std::vector<std::unique_ptr<Callback[]>> chunks_;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
   std::function<bool()> stop_predicate_;
   Tracer* tracer_ = nullptr;
 };
