@@ -16,6 +16,10 @@ void register_hw(CLI::App& app, Action& action);
 void register_roofline(CLI::App& app, Action& action);
 void register_occupancy(CLI::App& app, Action& action);
 void register_describe(CLI::App& app, Action& action);
+void register_kernel(CLI::App& app, Action& action);
+void register_predict(CLI::App& app, Action& action);
+void register_calibrate(CLI::App& app, Action& action);
+void register_compare(CLI::App& app, Action& action);
 void register_run(CLI::App& app, Action& action);
 
 /// Runs a study file (configs/studies/*.yaml) and prints its report; returns the exit code.

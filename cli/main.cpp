@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   ridge::cli::register_roofline(app, action);
   ridge::cli::register_occupancy(app, action);
   ridge::cli::register_describe(app, action);
+  ridge::cli::register_kernel(app, action);
+  ridge::cli::register_predict(app, action);
+  ridge::cli::register_calibrate(app, action);
+  ridge::cli::register_compare(app, action);
   ridge::cli::register_run(app, action);
   try {
     app.parse(argc, argv);

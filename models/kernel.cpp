@@ -1,0 +1,189 @@
+#include "models/kernel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ridge::models {
+
+int sectors_per_request(int elem_bytes, int stride) {
+  const long long span = 32LL * std::max(1, elem_bytes) * std::max(1, stride);
+  return static_cast<int>(std::min<long long>(32, (span + 31) / 32));
+}
+
+double sector_amplification(int elem_bytes, int stride) {
+  return static_cast<double>(sectors_per_request(elem_bytes, stride)) /
+         sectors_per_request(elem_bytes, 1);
+}
+
+namespace {
+
+double tensor_peak(const hw::GpuSpec& gpu, hw::Precision p) {
+  auto it = gpu.compute.tensor_dense.find(p);
+  if (it != gpu.compute.tensor_dense.end() && it->second > 0) return it->second;
+  // Chips without this tensor precision run it at the next wider one (as models/roofline does).
+  return gpu.matmul_peak(hw::Precision::kFp16);
+}
+
+double vector_peak(const hw::GpuSpec& gpu, hw::Precision p) {
+  auto it = gpu.compute.vector.find(p);
+  if (it != gpu.compute.vector.end() && it->second > 0) return it->second;
+  return gpu.compute.vector.at(hw::Precision::kFp32);
+}
+
+double tensor_efficiency(const KernelParams& k, hw::Precision p) {
+  switch (p) {
+    case hw::Precision::kTf32:
+      return k.tensor_tf32;
+    case hw::Precision::kFp16:
+      return k.tensor_fp16;
+    case hw::Precision::kFp8:
+    case hw::Precision::kFp4:
+    case hw::Precision::kInt8:
+      return k.tensor_fp8;
+    default:
+      return k.tensor_bf16;
+  }
+}
+
+}  // namespace
+
+KernelParams kernel_params(const hw::GpuSpec& g) {
+  KernelParams k;
+  k.hbm_efficiency = g.param("hbm_efficiency");
+  k.l2_efficiency = g.param("l2_efficiency");
+  k.hbm_latency = g.param("hbm_latency");
+  k.l2_latency = g.param("l2_latency");
+  k.max_inflight_bytes_per_sm = g.param("max_inflight_bytes_per_sm");
+  k.loads_in_flight_per_warp = g.param("loads_in_flight_per_warp");
+  k.sm_l2_bytes_per_cycle = g.param("sm_l2_bytes_per_cycle");
+  k.vector_efficiency = g.param("vector_efficiency");
+  k.simt_efficiency_fp32 = g.param("simt_efficiency_fp32");
+  k.tensor_fp16 = g.param("tensor_efficiency_fp16");
+  k.tensor_bf16 = g.param("tensor_efficiency_bf16");
+  k.tensor_tf32 = g.param("tensor_efficiency_tf32");
+  k.tensor_fp8 = g.param("tensor_efficiency_fp8");
+  k.gemm_tile_overhead = g.param("gemm_tile_overhead");
+  k.kernel_startup = g.param("kernel_startup");
+  k.kernel_gap = g.param("kernel_gap");
+  k.host_launch_cuda = g.param("host_launch_cuda");
+  k.host_launch_eager = g.param("host_launch_eager");
+  k.graph_launch_per_kernel = g.param("graph_launch_per_kernel");
+  k.pcie_efficiency_pinned = g.param("pcie_efficiency_pinned");
+  k.pcie_efficiency_pageable = g.param("pcie_efficiency_pageable");
+  k.copy_latency = g.param("copy_latency");
+  return k;
+}
+
+double KernelSetup::block_cap(int n) const {
+  n = std::max(1, n);
+  const double inflight = std::min(inflight_per_block, max_inflight_per_sm / n);
+  return inflight / latency_s;
+}
+
+KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d) {
+  KernelSetup s;
+  s.desc = d;
+  s.sms = gpu.sm.count;
+  s.occupancy = occupancy(gpu.sm, {d.block, d.registers, d.shared_bytes, -1});
+  if (!s.occupancy.error.empty() || s.occupancy.blocks_per_sm < 1) {
+    throw std::invalid_argument(
+        fmt::format("kernel '{}' cannot launch on {}: {}", d.name, gpu.name,
+                    s.occupancy.error.empty() ? "0 blocks fit on an SM" : s.occupancy.error));
+  }
+  s.blocks_per_sm = s.occupancy.blocks_per_sm;
+  s.slots = static_cast<long long>(s.sms) * s.blocks_per_sm;
+
+  // Compute: tensor work overlaps the SIMT work; SIMT pipes share issue and add up.
+  const double sms = std::max(1, s.sms);
+  const double t_eff =
+      d.tensor_efficiency >= 0 ? d.tensor_efficiency : tensor_efficiency(k, d.tensor_precision);
+  const double v_eff = d.simt_efficiency >= 0 ? d.simt_efficiency : k.vector_efficiency;
+  s.tensor_s = d.flops_tensor > 0
+                   ? d.flops_tensor / (tensor_peak(gpu, d.tensor_precision) / sms * t_eff)
+                   : 0;
+  double simt = 0;
+  if (d.flops_fp32 > 0)
+    simt += d.flops_fp32 / (vector_peak(gpu, hw::Precision::kFp32) / sms * v_eff);
+  if (d.flops_fp64 > 0)
+    simt += d.flops_fp64 / (vector_peak(gpu, hw::Precision::kFp64) / sms * v_eff);
+  if (d.sfu_ops > 0 && gpu.compute.special_function > 0) {
+    simt += d.sfu_ops / (gpu.compute.special_function / sms * v_eff);
+  }
+  s.simt_s = simt;
+  s.compute_s = std::max(s.tensor_s, s.simt_s);
+
+  // Memory traffic per block, in sectors actually moved.
+  const double amp = sector_amplification(d.elem_bytes, d.stride);
+  const double reads = d.bytes_read * amp, writes = d.bytes_written;
+  const double total_reads = static_cast<double>(d.grid) * d.bytes_read * amp;
+  const double unique =
+      d.unique_read_bytes < 0 ? total_reads : std::min(total_reads, d.unique_read_bytes * amp);
+  const double ws = d.reuse_working_set < 0 ? unique : d.reuse_working_set * amp;
+  s.l2_hit = ws > 0 ? std::min(1.0, gpu.memory.l2_size / ws) : 1.0;
+  const double hbm_reads_total = unique + (total_reads - unique) * (1.0 - s.l2_hit);
+  const double read_fraction = total_reads > 0 ? hbm_reads_total / total_reads : 0.0;
+  s.l2_bytes = reads + writes;
+  s.hbm_bytes = reads * read_fraction + writes;  // writes are written back to HBM
+
+  s.l2_latency_s = k.l2_latency;
+  s.hbm_latency_s = std::max(k.hbm_latency, s.l2_latency_s);
+  const double fh = s.l2_bytes > 0 ? s.hbm_bytes / s.l2_bytes : 0.0;
+  s.latency_s = fh * s.hbm_latency_s + (1 - fh) * s.l2_latency_s;
+
+  const int warps = s.occupancy.warps_per_block;
+  const double ilp = d.ilp > 0 ? d.ilp : k.loads_in_flight_per_warp;
+  s.inflight_per_block =
+      d.inflight_bytes_per_block > 0 ? d.inflight_bytes_per_block : warps * ilp * 512.0;
+  s.max_inflight_per_sm = k.max_inflight_bytes_per_sm;
+  s.sm_port_bw = k.sm_l2_bytes_per_cycle * gpu.clocks.boost_hz;
+  s.l2_bw = gpu.memory.l2_bandwidth * k.l2_efficiency;
+  s.hbm_bw = gpu.memory.hbm_bandwidth * k.hbm_efficiency;
+  return s;
+}
+
+KernelEstimate estimate_kernel(const KernelSetup& s) {
+  KernelEstimate e;
+  const KernelDesc& d = s.desc;
+  long long remaining = d.grid;
+  // Time charged to each limit, summed over waves, to name the bound.
+  double t_compute = 0, t_latency = 0, t_l2 = 0, t_hbm = 0;
+  auto wave = [&](long long blocks, double count) {
+    const int n = static_cast<int>((blocks + s.sms - 1) / s.sms);  // busiest SM, breadth-first
+    const double compute = n * s.compute_s;
+    double mem = 0;
+    if (s.l2_bytes > 0) {
+      const double cap = s.l2_bytes / s.block_cap(n);
+      const double port = n * s.l2_bytes / s.sm_port_bw;
+      const double l2 = static_cast<double>(blocks) * s.l2_bytes / s.l2_bw;
+      const double hbm = static_cast<double>(blocks) * s.hbm_bytes / s.hbm_bw;
+      const double lat = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
+      mem = std::max({cap, port, l2, hbm}) + lat;
+      const double top = std::max({cap, port, l2, hbm});
+      if (compute < mem) {
+        if (top == hbm)
+          t_hbm += count * mem;
+        else if (top == cap)
+          t_latency += count * mem;
+        else
+          t_l2 += count * mem;
+      }
+    }
+    if (compute >= mem) t_compute += count * compute;
+    e.compute_s += count * compute;
+    e.memory_s += count * mem;
+    e.time_s += count * (std::max(compute, mem) + d.overhead_s);
+  };
+  const long long full = remaining / s.slots;
+  if (full > 0) wave(s.slots, static_cast<double>(full));
+  remaining -= full * s.slots;
+  if (remaining > 0) wave(remaining, 1.0);
+  e.waves = static_cast<int>(std::min<long long>(full + (remaining > 0), 1 << 30));
+  const double top = std::max({t_compute, t_latency, t_l2, t_hbm});
+  e.bound = top == t_compute ? "compute" : top == t_hbm ? "hbm" : top == t_l2 ? "l2" : "latency";
+  return e;
+}
+
+}  // namespace ridge::models

@@ -1,0 +1,116 @@
+// Kernel descriptors and the per-kernel quantities both kernel models (fast closed form and
+// detailed event simulation) start from, computed once here so that the two agree by design.
+//
+// Captures: a launch (grid, block, registers, shared memory) and per block its work: FLOPs by unit
+// (tensor cores at one precision, FP32/FP64 pipes, SFU), bytes read and written with the access
+// pattern (coalesced, or strided: 32-byte sectors per warp request), reuse (re-read bytes that
+// L2 serves when the working set fits), and memory parallelism (loads in flight per thread).
+// Formulas and sources:
+//  - sectors per warp request = min(32, ceil(32 * elem * stride / 32)), aligned loads, 32 active
+//    lanes (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; seed 003
+//    "Coalescing": 32 fp32 contiguous = 4 sectors, stride 8 = 32 sectors). Traffic = useful bytes
+//    x sectors(stride) / sectors(1).
+//  - resident blocks per SM: models/occupancy (CUDA occupancy rules).
+//  - L2 hit of re-read bytes: min(1, L2 size / working set), a capacity model with no
+//    associativity or replacement effects. HBM bytes = unique + re-reads x (1 - hit).
+//  - per-block memory rate cap by Little's law: bytes in flight / latency, with bytes in flight
+//    per SM = min(max_inflight_bytes_per_sm, resident warps x loads in flight x 512 B) shared
+//    among the SM's resident blocks (Little, Oper. Res. 1961; Volkov, "Understanding Latency
+//    Hiding on GPUs", PhD thesis, UC Berkeley 2016, ch. 4). Latency is the byte-weighted mix of
+//    hbm_latency and l2_latency.
+//  - compute per block: tensor FLOPs at (tensor peak / SMs) x tensor efficiency, overlapped with
+//    the SIMT work (FP32 + FP64 + SFU, which share issue slots and add up): wgmma runs
+//    asynchronously beside the CUDA cores on Hopper (FA3, Shah et al. 2024, sec. 3.1).
+// Ignores: instruction issue limits other than these pipes, bank conflicts, L1 hits, TLB misses,
+// DRAM page effects, power/clock throttling.
+// Validation: not yet validated (H200 measurements pending in validate/data/h200).
+#pragma once
+
+#include <string>
+
+#include "hw/gpu_spec.hpp"
+#include "models/occupancy.hpp"
+
+namespace ridge::models {
+
+/// One kernel launch and the work of each of its blocks.
+struct KernelDesc {
+  std::string name;         ///< "gemm 128x256x64 splitk=1"
+  long long grid = 1;       ///< blocks
+  int block = 256;          ///< threads per block
+  int registers = 32;       ///< per thread
+  double shared_bytes = 0;  ///< per block
+  // Work per block.
+  double flops_tensor = 0;
+  hw::Precision tensor_precision = hw::Precision::kBf16;
+  double tensor_efficiency = -1;  ///< < 0: the tensor_efficiency_<dtype> parameter
+  double flops_fp32 = 0;          ///< FP32 pipe (FMA = 2)
+  double flops_fp64 = 0;
+  double sfu_ops = 0;
+  double simt_efficiency = -1;  ///< < 0: vector_efficiency
+  double bytes_read = 0;        ///< useful bytes per block
+  double bytes_written = 0;     ///< always coalesced
+  int elem_bytes = 4;           ///< bytes per element of the strided accesses
+  int stride = 1;               ///< element stride of the reads (1 = coalesced)
+  /// Distinct bytes read by the whole kernel (<= grid x bytes_read); < 0: no reuse (all distinct).
+  double unique_read_bytes = -1;
+  /// Bytes that must stay in L2 for the re-reads to hit; < 0: unique_read_bytes.
+  double reuse_working_set = -1;
+  int ilp = 0;                          ///< memory requests in flight per warp; 0: the parameter
+  double inflight_bytes_per_block = 0;  ///< > 0 overrides warps x ilp x 512 (TMA pipelines)
+  double overhead_s = 0;                ///< fixed time per block (GEMM prologue/epilogue)
+};
+
+/// Sectors (32 B) one warp request of 32 lanes touches: min(32, ceil(32 * elem * stride / 32)).
+int sectors_per_request(int elem_bytes, int stride);
+/// Traffic per useful byte: sectors_per_request(elem, stride) / sectors_per_request(elem, 1).
+double sector_amplification(int elem_bytes, int stride);
+
+/// The model parameters the kernel model reads, looked up once per prediction (gpu.param is a map
+/// lookup; a GEMM's tile search evaluates dozens of candidate kernels).
+struct KernelParams {
+  double hbm_efficiency, l2_efficiency, hbm_latency, l2_latency, max_inflight_bytes_per_sm;
+  double loads_in_flight_per_warp, sm_l2_bytes_per_cycle, vector_efficiency, simt_efficiency_fp32;
+  double tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, gemm_tile_overhead;
+  double kernel_startup, kernel_gap, host_launch_cuda, host_launch_eager, graph_launch_per_kernel;
+  double pcie_efficiency_pinned, pcie_efficiency_pageable, copy_latency;
+};
+KernelParams kernel_params(const hw::GpuSpec& gpu);
+
+/// Everything both kernel models need, derived once from a GPU and a descriptor.
+struct KernelSetup {
+  KernelDesc desc;
+  Occupancy occupancy;
+  int sms = 0;
+  int blocks_per_sm = 0;  ///< resident, from occupancy (>= 1)
+  long long slots = 0;    ///< sms x blocks_per_sm
+  double compute_s = 0;   ///< one block alone on an SM
+  double tensor_s = 0, simt_s = 0;
+  double l2_bytes = 0;             ///< per block, sector traffic between SM and L2 (reads + writes)
+  double hbm_bytes = 0;            ///< per block, the share of that which reaches HBM
+  double l2_hit = 0;               ///< hit rate of re-read bytes
+  double latency_s = 0;            ///< byte-weighted load latency
+  double inflight_per_block = 0;   ///< bytes, before the per-SM limit
+  double max_inflight_per_sm = 0;  ///< bytes
+  double sm_port_bw = 0;           ///< B/s one SM moves to/from L2
+  double l2_bw = 0;                ///< B/s, all SMs, after l2_efficiency
+  double hbm_bw = 0;               ///< B/s after hbm_efficiency
+  double l2_latency_s = 0, hbm_latency_s = 0;
+  /// Per-block memory rate cap (B/s) when `n` blocks of this kernel share an SM.
+  double block_cap(int n) const;
+};
+
+/// Derives the setup. Throws std::invalid_argument when the kernel cannot launch (occupancy 0).
+KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& params,
+                         const KernelDesc& desc);
+
+/// The closed form of one kernel's GPU time (no launch overhead): waves x per-wave time.
+struct KernelEstimate {
+  double time_s = 0;
+  int waves = 0;
+  std::string bound;                   ///< "compute", "hbm", "l2", "latency"
+  double compute_s = 0, memory_s = 0;  ///< summed over waves
+};
+KernelEstimate estimate_kernel(const KernelSetup& s);
+
+}  // namespace ridge::models

@@ -1,0 +1,225 @@
+#include "models/kernel_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+
+#include "models/kernel.hpp"
+#include "models/kernel_sim.hpp"
+#include "models/launch.hpp"
+#include "models/op_cost.hpp"
+#include "models/op_library.hpp"
+#include "models/roofline.hpp"
+
+namespace ridge::models {
+
+std::string_view mode_name(Mode m) {
+  return m == Mode::kFast ? "fast" : "detailed";
+}
+std::string_view timing_name(Timing t) {
+  return t == Timing::kKernel ? "kernel" : "per_call";
+}
+
+namespace {
+
+// ---- memo --------------------------------------------------------------------------------------
+
+struct Memo {
+  std::mutex mu;
+  std::unordered_map<uint64_t, KernelPrediction> map;
+  bool enabled = true;
+};
+Memo& memo() {
+  static Memo m;
+  return m;
+}
+
+void mix(uint64_t& h, uint64_t v) {
+  // splitmix64-style combination.
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+}
+void mix(uint64_t& h, double v) {
+  mix(h, std::bit_cast<uint64_t>(v));
+}
+void mix(uint64_t& h, std::string_view s) {
+  mix(h, static_cast<uint64_t>(std::hash<std::string_view>{}(s)));
+}
+
+// Everything of the spec the model reads, so that a changed spec under the same name misses.
+uint64_t memo_key(const hw::GpuSpec& g, const OpSpec& op, Timing timing) {
+  uint64_t h = 0;
+  mix(h, std::string_view(g.name));
+  const auto& sm = g.sm;
+  for (double v : {double(sm.count), double(sm.max_warps_per_sm), double(sm.max_blocks_per_sm),
+                   double(sm.registers_per_sm), sm.shared_memory_per_sm, g.clocks.boost_hz,
+                   g.memory.l2_size, g.memory.l2_bandwidth, g.memory.hbm_bandwidth,
+                   g.compute.special_function, g.interconnect.pcie_bandwidth}) {
+    mix(h, v);
+  }
+  for (const auto& [p, v] : g.compute.vector) mix(h, v + static_cast<double>(p));
+  for (const auto& [p, v] : g.compute.tensor_dense) mix(h, v + static_cast<double>(p));
+  for (const auto& [k, v] : g.model) {
+    mix(h, std::string_view(k));
+    mix(h, v);
+  }
+  mix(h, std::string_view(op.kind()));
+  mix(h, std::string_view(op.params().dump()));
+  mix(h, static_cast<uint64_t>(timing));
+  return h;
+}
+
+double unit_peak(const hw::GpuSpec& gpu, const OpCost& c) {
+  return roofline(gpu, c).peak_flops;
+}
+
+KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
+                                  Timing timing) {
+  const KernelParams kp = kernel_params(gpu);
+  const OpPlan plan = plan_op(gpu, kp, op);
+  const OpCost cost = op_cost(op);
+  KernelPrediction p;
+  p.flops = cost.flops;
+  p.detail = plan.detail;
+  p.detail["mode"] = mode_name(mode);
+
+  std::vector<LaunchedWork> work;
+  std::string work_bound;
+  double work_sum = 0;
+  Issue issue = Issue::kEager;
+
+  if (plan.kind == OpPlan::Kind::kCopy) {
+    // A copy engine: the transfer at the link's rate after copy_latency (per call; the kernel
+    // timing of a copy is its transfer plus the engine's start-up, kernel_startup).
+    const double xfer = plan.copy_bytes / plan.copy_bandwidth;
+    p.kernels = 1;
+    p.kernel_time_s = kp.kernel_startup + xfer;
+    p.per_call_time_s = kp.copy_latency + xfer;
+    p.hbm_bytes = plan.copy_pcie ? op.f("bytes") : plan.copy_bytes;
+    p.kernel_name = plan.copy_pcie ? "memcpy (copy engine, PCIe)" : "memcpy (copy engine, HBM)";
+    p.time_s = timing == Timing::kKernel ? p.kernel_time_s : p.per_call_time_s;
+    const double overhead = timing == Timing::kKernel ? kp.kernel_startup : kp.copy_latency;
+    p.bound = overhead > xfer ? "launch" : (plan.copy_pcie ? "pcie" : "hbm");
+    p.achieved_bytes_per_s = (plan.copy_pcie ? op.f("bytes") : plan.copy_bytes) / p.time_s;
+    p.roof_fraction = p.achieved_bytes_per_s /
+                      (plan.copy_pcie ? gpu.interconnect.pcie_bandwidth : gpu.memory.hbm_bandwidth);
+    p.waves = 0;
+    p.detail["transfer_s"] = xfer;
+    return p;
+  }
+  if (plan.kind == OpPlan::Kind::kLaunch) {
+    work.push_back({0.0, plan.launch_count});
+    issue = plan.launch_kind == "graph" ? Issue::kGraph : Issue::kBareCuda;
+    work_bound = "launch";
+    p.kernel_name = fmt::format("empty kernel x{}", plan.launch_count);
+    p.block = 32;
+    p.grid = 1;
+    p.waves = 1;
+  } else {
+    nlohmann::json kernels = nlohmann::json::array();
+    double longest = -1;
+    for (const PlannedKernel& pk : plan.kernels) {
+      const KernelSetup s = kernel_setup(gpu, kp, pk.desc);
+      const KernelEstimate e = estimate_kernel(s);
+      const double t = mode == Mode::kFast ? e.time_s : simulate_kernel_work(gpu, kp, s);
+      work.push_back({t, pk.count});
+      const double n = static_cast<double>(pk.count);
+      work_sum += t * n;
+      const double blocks = static_cast<double>(s.desc.grid) * n;
+      p.hbm_bytes += blocks * s.hbm_bytes;
+      p.l2_bytes += blocks * s.l2_bytes;
+      kernels.push_back({{"name", s.desc.name},
+                         {"count", pk.count},
+                         {"time_s", t},
+                         {"grid", s.desc.grid},
+                         {"block", s.desc.block},
+                         {"waves", e.waves},
+                         {"bound", e.bound},
+                         {"l2_hit_rate", s.l2_hit},
+                         {"blocks_per_sm", s.blocks_per_sm}});
+      if (t * n > longest) {
+        longest = t * n;
+        work_bound = e.bound;
+        p.kernel_name = s.desc.name;
+        p.grid = s.desc.grid;
+        p.block = s.desc.block;
+        p.waves = e.waves;
+        p.occupancy = s.occupancy;
+        p.detail["l2_hit_rate"] = s.l2_hit;
+        p.detail["compute_s"] = e.compute_s;
+        p.detail["memory_s"] = e.memory_s;
+        p.detail["bytes_in_flight_per_block"] = s.inflight_per_block;
+      }
+    }
+    p.detail["kernels"] = std::move(kernels);
+  }
+
+  const LaunchTiming lt = line_up(kp, work, issue);
+  p.kernels = static_cast<int>(std::min<long long>(plan.launches(), 1 << 30));
+  p.kernel_time_s = lt.kernel_s;
+  p.per_call_time_s = lt.per_call_s;
+  p.time_s = timing == Timing::kKernel ? p.kernel_time_s : p.per_call_time_s;
+  // Launching (start-ups, gaps, host issue) outweighing the work makes the op launch-bound.
+  const double overhead = p.time_s - work_sum;
+  p.bound = overhead > work_sum ? "launch" : work_bound;
+  p.detail["work_s"] = work_sum;
+  p.detail["launch_overhead_s"] = overhead;
+
+  if (p.time_s > 0) {
+    p.achieved_flops_per_s = p.flops / p.time_s;
+    p.achieved_bytes_per_s = p.hbm_bytes / p.time_s;
+  }
+  const double peak = p.flops > 0 ? unit_peak(gpu, cost) : 0;
+  const double f_compute = peak > 0 ? p.achieved_flops_per_s / peak : 0;
+  const double f_hbm = p.achieved_bytes_per_s / gpu.memory.hbm_bandwidth;
+  const double f_l2 = p.time_s > 0 ? p.l2_bytes / p.time_s / gpu.memory.l2_bandwidth : 0;
+  if (p.bound == "compute")
+    p.roof_fraction = f_compute;
+  else if (p.bound == "l2")
+    p.roof_fraction = f_l2;
+  else if (p.bound == "hbm" || p.bound == "latency")
+    p.roof_fraction = f_hbm;
+  else
+    p.roof_fraction = std::max(f_compute, f_hbm);
+  return p;
+}
+
+}  // namespace
+
+void set_kernel_memo(bool enabled) {
+  std::lock_guard lock(memo().mu);
+  memo().enabled = enabled;
+}
+
+void clear_kernel_memo() {
+  std::lock_guard lock(memo().mu);
+  memo().map.clear();
+}
+
+KernelPrediction predict_kernel(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
+                                Timing timing) {
+  Memo& m = memo();
+  bool use_memo = false;
+  uint64_t key = 0;
+  if (mode == Mode::kFast) {
+    std::lock_guard lock(m.mu);
+    use_memo = m.enabled;
+  }
+  if (use_memo) {
+    key = memo_key(gpu, op, timing);
+    std::lock_guard lock(m.mu);
+    if (auto it = m.map.find(key); it != m.map.end()) return it->second;
+  }
+  KernelPrediction p = predict_uncached(gpu, op, mode, timing);
+  if (use_memo) {
+    std::lock_guard lock(m.mu);
+    m.map.emplace(key, p);
+  }
+  return p;
+}
+
+}  // namespace ridge::models

@@ -1,0 +1,60 @@
+#include "models/launch.hpp"
+
+#include <algorithm>
+
+namespace ridge::models {
+
+LaunchTiming line_up(const KernelParams& k, std::span<const LaunchedWork> work, Issue issue) {
+  LaunchTiming t;
+  long long total = 0;
+  double summed = 0;
+  for (const auto& w : work) {
+    total += w.count;
+    summed += w.work_s * static_cast<double>(w.count);
+  }
+  if (total == 0) return t;
+  // Host clock: when launch i has been issued.
+  double host = 0, per_launch = 0;
+  switch (issue) {
+    case Issue::kEager:
+      host = k.host_launch_eager;
+      per_launch = k.host_launch_cuda;
+      break;
+    case Issue::kBareCuda:
+      host = k.host_launch_cuda;
+      per_launch = k.host_launch_cuda;
+      break;
+    case Issue::kGraph:
+      // A graph launch submits every node at once; the host pays per node up front.
+      host = k.graph_launch_per_kernel * static_cast<double>(total);
+      per_launch = 0;
+      break;
+  }
+  double gpu_end = -1, first_start = -1;
+  for (const auto& w : work) {
+    // Step the first launches of a run one by one; past that the run is in steady state, each
+    // further kernel adding the larger of the host's and the GPU's period.
+    const long long stepped = std::min<long long>(w.count, 64);
+    for (long long i = 0; i < stepped; ++i) {
+      const double start = gpu_end < 0 ? host : std::max(host, gpu_end + k.kernel_gap);
+      if (first_start < 0) first_start = start;
+      gpu_end = start + k.kernel_startup + w.work_s;
+      host += per_launch;
+    }
+    const double rest = static_cast<double>(w.count - stepped);
+    if (rest > 0) {
+      const double period = std::max(per_launch, k.kernel_gap + k.kernel_startup + w.work_s);
+      gpu_end += rest * period;
+      host += rest * per_launch;
+    }
+  }
+  (void)first_start;
+  t.per_call_s = gpu_end;
+  // The GPU duration when the host keeps ahead: start-ups, work and the gaps between kernels.
+  t.kernel_s = summed + static_cast<double>(total) * k.kernel_startup +
+               static_cast<double>(total - 1) * k.kernel_gap;
+  t.overhead_s = t.per_call_s - summed;
+  return t;
+}
+
+}  // namespace ridge::models

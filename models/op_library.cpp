@@ -1,0 +1,510 @@
+#include "models/op_library.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "models/op_cost.hpp"
+
+namespace ridge::models {
+
+long long OpPlan::launches() const {
+  if (kind == Kind::kCopy) return 1;
+  if (kind == Kind::kLaunch) return launch_count;
+  long long n = 0;
+  for (const auto& k : kernels) n += k.count;
+  return n;
+}
+
+namespace {
+
+long long cdiv(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+double cdivf(double a, double b) {
+  return std::ceil(a / b);
+}
+
+// Resident blocks per SM for a simple kernel shape, for sizing grid-stride grids.
+long long resident_slots(const hw::GpuSpec& gpu, int threads, int regs, double smem) {
+  const Occupancy o = occupancy(gpu.sm, {threads, regs, smem, -1});
+  return static_cast<long long>(std::max(1, o.blocks_per_sm)) * gpu.sm.count;
+}
+
+double kernel_time(const hw::GpuSpec& gpu, const KernelParams& kp, const KernelDesc& d) {
+  return estimate_kernel(kernel_setup(gpu, kp, d)).time_s;
+}
+
+// ---- streaming kernels -------------------------------------------------------------------------
+
+// A grid-stride streaming kernel (PyTorch's vectorized elementwise loop, 16-byte vector loads;
+// strided inputs cannot vectorise and load one element per thread). 256 threads, 32 registers.
+KernelDesc streaming(const hw::GpuSpec& gpu, std::string name, double elems, double read_per_elem,
+                     double write_per_elem, double fp32_per_elem, double sfu_per_elem, int elem,
+                     int stride) {
+  KernelDesc d;
+  d.block = 256;
+  d.registers = 32;
+  const int vec = stride == 1 ? std::max(1, 16 / std::max(1, elem)) : 1;
+  const long long per_pass = static_cast<long long>(d.block) * vec;
+  const long long want = std::max<long long>(1, cdiv(static_cast<long long>(elems), per_pass));
+  d.grid = std::min(want, resident_slots(gpu, d.block, d.registers, 0));
+  const double per_block = elems / static_cast<double>(d.grid);
+  d.bytes_read = read_per_elem * per_block;
+  d.bytes_written = write_per_elem * per_block;
+  d.flops_fp32 = fp32_per_elem * per_block;
+  d.sfu_ops = sfu_per_elem * per_block;
+  d.elem_bytes = elem;
+  d.stride = stride;
+  d.name = fmt::format("{} vec{}", name, vec * elem);
+  return d;
+}
+
+// ---- GEMM -------------------------------------------------------------------------------------
+
+struct Tile {
+  int m, n, threads, regs, stages;
+  int cluster;  // CTAs sharing each A tile by TMA multicast (Hopper thread-block clusters)
+};
+
+struct GemmShape {
+  double m, n, k, batch;
+  double in_bytes, out_bytes;
+  hw::Precision precision;
+  bool tensor;
+  double unique_read;  // distinct bytes of A and B (implicit GEMM: input + filter)
+};
+
+// One GEMM kernel with a tile and a split-K factor; the fp32 partials of a split go to a workspace.
+KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
+                       const KernelParams& kp, long long slots_hint) {
+  KernelDesc d;
+  const long long tm = cdiv(static_cast<long long>(g.m), t.m);
+  const long long tn = cdiv(static_cast<long long>(g.n), t.n);
+  const double k_split = std::ceil(g.k / splits);
+  const double k_tile = cdivf(k_split, tk) * tk;  // k quantised to the k step
+  d.grid = tm * tn * splits * static_cast<long long>(g.batch);
+  d.block = t.threads;
+  d.registers = t.regs;
+  d.shared_bytes = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
+  const double flops = 2.0 * t.m * t.n * k_tile;
+  if (g.tensor) {
+    d.flops_tensor = flops;
+    d.tensor_precision = g.precision;
+  } else {
+    d.flops_fp32 = flops;
+    d.simt_efficiency = kp.simt_efficiency_fp32;
+  }
+  // With a 2-CTA cluster along n, each A tile is fetched from L2 once for the pair (TMA multicast).
+  d.bytes_read = (t.m / static_cast<double>(t.cluster) + t.n) * k_tile * g.in_bytes;
+  d.bytes_written = t.m * t.n * (splits > 1 ? 4.0 : g.out_bytes);
+  d.elem_bytes = static_cast<int>(g.in_bytes);
+  d.unique_read_bytes = g.unique_read;
+  // Re-reads hit in L2 when the A and B panels of the tiles running together fit (cuBLAS rasters
+  // the tiles in near-square groups, so a wave of B tiles spans about sqrt(B) rows and columns).
+  const long long wave = std::max<long long>(1, std::min<long long>(d.grid, slots_hint));
+  const double rows = std::min<double>(tm, std::ceil(std::sqrt(static_cast<double>(wave))));
+  const double cols = std::min<double>(tn, std::ceil(static_cast<double>(wave) / rows));
+  d.reuse_working_set = std::min(g.unique_read, (rows * t.m + cols * t.n) * k_split * g.in_bytes);
+  // TMA / cp.async pipelines keep all stages in flight.
+  d.inflight_bytes_per_block = d.shared_bytes;
+  d.overhead_s = kp.gemm_tile_overhead;
+  d.name = fmt::format("gemm {}x{}x{} splitk={}{}", t.m, t.n, tk, splits, g.tensor ? "" : " simt");
+  return d;
+}
+
+OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape& g) {
+  // Hopper warp-specialised kernels: 2 consumer warpgroups + 1 producer for 128-row-pair tiles;
+  // register counts from CUTLASS 3 sm90 collectives (setmaxnreg 232/40 averaged to <= 168).
+  // The large tiles run in 2x1 clusters (cuBLAS's default cluster shape for them on sm90).
+  static const std::vector<Tile> kTensor = {{128, 256, 384, 168, 4, 2}, {256, 128, 384, 168, 4, 2},
+                                            {128, 128, 256, 168, 4, 2}, {64, 128, 128, 168, 4, 1},
+                                            {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1}};
+  // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
+  static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
+  const auto& tiles = g.tensor ? kTensor : kSimt;
+  const int tk = g.tensor ? std::max(8, static_cast<int>(128 / g.in_bytes)) : 8;
+  const int sms = gpu.sm.count;
+
+  OpPlan best;
+  double best_t = std::numeric_limits<double>::infinity();
+  for (const Tile& t : tiles) {
+    const double smem = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
+    const Occupancy occ = occupancy(gpu.sm, {t.threads, t.regs, smem, -1});
+    if (!occ.error.empty() || occ.blocks_per_sm < 1) continue;
+    const long long slots = static_cast<long long>(occ.blocks_per_sm) * sms;
+    const long long tiles_mn = cdiv(static_cast<long long>(g.m), t.m) *
+                               cdiv(static_cast<long long>(g.n), t.n) *
+                               static_cast<long long>(g.batch);
+    std::vector<int> splits = {1};
+    if (tiles_mn < sms) {
+      // Split-K when the output tiles leave SMs idle and each split keeps >= 4 k steps.
+      for (int s : {2, 3, 4, 6, 8, 12, 16}) {
+        if (tiles_mn * s <= 2 * slots && g.k / s >= 4.0 * tk) splits.push_back(s);
+      }
+    }
+    for (int s : splits) {
+      OpPlan p;
+      p.kernels.push_back({gemm_kernel(g, t, tk, s, kp, slots), 1});
+      double time = kernel_time(gpu, kp, p.kernels.back().desc);
+      if (s > 1) {
+        // cuBLAS's split-K reduction: read s fp32 partials, write the output.
+        const double elems = g.m * g.n * g.batch;
+        KernelDesc r = streaming(gpu, "splitk_reduce", elems, 4.0 * s, g.out_bytes, s, 0, 4, 1);
+        time += kernel_time(gpu, kp, r) + kp.kernel_startup + kp.kernel_gap;
+        p.kernels.push_back({r, 1});
+      }
+      if (time < best_t) {
+        best_t = time;
+        best = std::move(p);
+        best.detail = {{"tile_m", t.m},       {"tile_n", t.n}, {"tile_k", tk},
+                       {"stages", t.stages},  {"split_k", s},  {"tiles", tiles_mn * s},
+                       {"cluster", t.cluster}};
+      }
+    }
+  }
+  if (best.kernels.empty()) throw std::invalid_argument("gemm: no tile fits this GPU's SM");
+  return best;
+}
+
+GemmShape gemm_shape(const OpSpec& op) {
+  const std::string& dt = op.s("dtype");
+  GemmShape g{op.f("m"),          op.f("n"),    op.f("k"), op.f("batch"), dtype_bytes(dt), 0,
+              gemm_precision(dt), dt != "fp32", 0};
+  g.out_bytes = (dt == "fp8_e4m3" || dt == "fp8_e5m2") ? 2.0 : g.in_bytes;
+  g.unique_read = g.batch * (g.m * g.k + g.k * g.n) * g.in_bytes;
+  return g;
+}
+
+// ---- row reductions ---------------------------------------------------------------------------
+
+// Row kernels (PyTorch's softmax / layer_norm / rms_norm, Apex/Liger-style): a warp per row for
+// rows of <= 1024 elements (4 rows per 128-thread block), else a block of up to 1024 threads per
+// row; a row larger than 1024 threads x 16 elements cannot stay in registers and is read twice.
+PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, double cols,
+                         int elem, double weights, double write_per_row, double fp32_per_elem,
+                         double sfu_per_elem) {
+  KernelDesc d;
+  d.registers = 40;
+  const double row_bytes = cols * elem;
+  double rows_per_block = 1;
+  int passes = 1;
+  if (cols <= 1024) {
+    d.block = 128;
+    rows_per_block = 4;
+  } else {
+    d.block = static_cast<int>(std::clamp(std::ceil(cols / 8 / 32) * 32, 128.0, 1024.0));
+    if (cols > 1024.0 * 16) passes = 2;
+  }
+  d.grid = std::max<long long>(1, static_cast<long long>(std::ceil(rows / rows_per_block)));
+  const double rpb = rows / static_cast<double>(d.grid);
+  d.bytes_read = rpb * row_bytes * passes + weights;
+  d.bytes_written = rpb * write_per_row;
+  d.flops_fp32 = rpb * cols * fp32_per_elem;
+  d.sfu_ops = rpb * cols * sfu_per_elem;
+  d.elem_bytes = elem;
+  d.unique_read_bytes = rows * row_bytes + weights;
+  const double slots = static_cast<double>(resident_slots(gpu, d.block, d.registers, 0));
+  d.reuse_working_set = weights + slots * rpb * row_bytes;
+  d.name =
+      fmt::format("{} {} {}pass", name, cols <= 1024 ? "warp-per-row" : "block-per-row", passes);
+  return {d, 1};
+}
+
+// ---- attention --------------------------------------------------------------------------------
+
+OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op) {
+  const double b = op.f("batch"), h = op.f("heads"), kvh = op.f("kv_heads");
+  const double sq = op.f("seq_q"), skv = op.f("seq_kv"), dh = op.f("head_dim");
+  const std::string& dt = op.s("dtype");
+  const double e = dtype_bytes(dt);
+  const hw::Precision prec = dt == "fp8_e4m3" ? hw::Precision::kFp8
+                             : dt == "fp16"   ? hw::Precision::kFp16
+                                              : hw::Precision::kBf16;
+  const bool causal = op.b("causal");
+  const double frac = causal ? causal_fraction(op.i("seq_q"), op.i("seq_kv")) : 1.0;
+  const std::string& pass = op.s("pass");
+  const double kv_bytes = b * kvh * skv * dh * e;  // K or V
+  const double q_bytes = b * h * sq * dh * e;
+  OpPlan p;
+
+  if (pass == "fwd" && sq <= 16) {
+    // Flash-decoding (Dao et al. 2023): a block per (batch, kv head, key split) handles the
+    // group's query rows (padded to 16, the mma M) against a chunk of keys; a combine kernel
+    // merges the splits' partial outputs by their log-sum-exp.
+    const double group = h / kvh;
+    const double rows = std::ceil(group * sq / 16) * 16;
+    const long long groups = static_cast<long long>(b * kvh);
+    const long long max_splits = std::max<long long>(1, cdiv(static_cast<long long>(skv), 256));
+    const long long splits = std::clamp<long long>(cdiv(2LL * gpu.sm.count, groups), 1, max_splits);
+    const double chunk = std::ceil(skv / static_cast<double>(splits));
+    KernelDesc d;
+    d.block = 128;
+    d.registers = 128;
+    const int tkv = 64;
+    d.shared_bytes = 2.0 * 2 * tkv * dh * e + rows * dh * e;
+    d.grid = groups * splits;
+    d.flops_tensor = 4.0 * rows * chunk * dh;
+    d.tensor_precision = prec;
+    d.flops_fp32 = 4.0 * group * sq * chunk;
+    d.sfu_ops = group * sq * chunk;
+    d.bytes_read = 2.0 * chunk * dh * e + group * sq * dh * e;
+    d.bytes_written = splits > 1 ? group * sq * (dh + 1) * 4.0 : group * sq * dh * e;
+    d.elem_bytes = static_cast<int>(e);
+    d.inflight_bytes_per_block = 2.0 * 2 * tkv * dh * e;
+    d.name = fmt::format("flash_decode splitkv={}", splits);
+    p.kernels.push_back({d, 1});
+    if (splits > 1) {
+      const double out = b * h * sq * dh;
+      p.kernels.push_back(
+          {streaming(gpu, "flash_decode_combine", out, 4.0 * splits, e, 3.0 * splits, splits, 4, 1),
+           1});
+    }
+    p.detail = {{"split_kv", splits}, {"rows_padded", rows}, {"chunk", chunk}};
+    return p;
+  }
+
+  // FA2/FA3 forward: a block per (batch, head, query tile); 128x128 tiles for head_dim <= 128,
+  // 3 warpgroups (FA3: producer + 2 consumers), 2 K/V stages; 64-query tiles above head_dim 128.
+  const int tq = dh <= 128 ? 128 : 64;
+  const int tkv = dh <= 64 ? 128 : (dh <= 128 ? 128 : 64);
+  const double q_tiles = std::ceil(sq / tq);
+  const double heads_per_kv = h / kvh;
+  auto fwd = [&] {
+    KernelDesc d;
+    d.block = tq == 128 ? 384 : 256;
+    d.registers = 168;
+    d.shared_bytes = tq * dh * e + 2.0 * 2 * tkv * dh * e;
+    d.grid = static_cast<long long>(b * h * q_tiles);
+    const double keys = std::max(1.0, std::ceil(skv * frac / tkv) * tkv);
+    d.flops_tensor = 4.0 * tq * keys * dh;
+    d.tensor_precision = prec;
+    d.flops_fp32 = 4.0 * tq * keys;  // scale, running max, subtract, sum
+    d.sfu_ops = tq * keys;           // exp
+    d.bytes_read = tq * dh * e + 2.0 * keys * dh * e;
+    d.bytes_written = tq * dh * e + tq * 4.0;  // O and the log-sum-exp
+    d.elem_bytes = static_cast<int>(e);
+    d.unique_read_bytes = q_bytes + 2 * kv_bytes;
+    const double slots =
+        static_cast<double>(resident_slots(gpu, d.block, d.registers, d.shared_bytes));
+    const double kv_groups_in_flight = std::ceil(slots / (q_tiles * heads_per_kv));
+    d.reuse_working_set = std::min(d.unique_read_bytes, kv_groups_in_flight * 2.0 * skv * dh * e);
+    d.inflight_bytes_per_block = 2.0 * 2 * tkv * dh * e;
+    d.name = fmt::format("flash_fwd {}x{} hd{}{}", tq, tkv, dh, causal ? " causal" : "");
+    return d;
+  };
+  auto bwd = [&] {
+    // Preprocess: D = rowsum(dO * O); then a block per (batch, head, key tile) walking the queries,
+    // dQ accumulated in fp32 with atomics (FA2 sec. 3.2).
+    const double rows = b * h * sq;
+    p.kernels.push_back({streaming(gpu, "flash_bwd_preprocess", rows * dh, 2 * e, 4.0 / dh, 2, 0,
+                                   static_cast<int>(e), 1),
+                         1});
+    KernelDesc d;
+    const int tk = 128;
+    d.block = 256;
+    d.registers = 168;
+    d.shared_bytes = std::min(gpu.sm.max_shared_memory_per_block - 1024,
+                              2.0 * tk * dh * e + 2.0 * 2 * 64 * dh * e + 64 * dh * 4.0);
+    const double k_tiles = std::ceil(skv / tk);
+    d.grid = static_cast<long long>(b * h * k_tiles);
+    const double queries = std::max(1.0, std::ceil(sq * frac / 64) * 64);
+    d.flops_tensor = 2.5 * 4.0 * tk * queries * dh;
+    d.tensor_precision = prec;
+    d.flops_fp32 = 6.0 * tk * queries;
+    d.sfu_ops = tk * queries;
+    d.bytes_read = 2.0 * tk * dh * e + queries * (3.0 * dh * e + 8.0);  // K, V; Q, dO, O, lse, D
+    d.bytes_written = 2.0 * tk * dh * e + queries * dh * 4.0;           // dK, dV; dQ atomics
+    d.elem_bytes = static_cast<int>(e);
+    d.unique_read_bytes = 3 * q_bytes + 2 * kv_bytes;
+    d.reuse_working_set = std::min(d.unique_read_bytes,
+                                   3 * q_bytes / std::max(1.0, b * h) * std::ceil(132.0 / k_tiles));
+    d.inflight_bytes_per_block = 2.0 * 2 * 64 * dh * e;
+    d.name = fmt::format("flash_bwd {}x64 hd{}{}", tk, dh, causal ? " causal" : "");
+    p.kernels.push_back({d, 1});
+  };
+  if (pass == "fwd" || pass == "fwd_bwd") p.kernels.push_back({fwd(), 1});
+  if (pass == "bwd" || pass == "fwd_bwd") bwd();
+  p.detail = {{"tile_q", tq}, {"tile_kv", tkv}, {"causal_fraction", frac}};
+  (void)kp;
+  return p;
+}
+
+}  // namespace
+
+OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op) {
+  const std::string& k = op.kind();
+  if (k == "gemm") return plan_gemm(gpu, kp, gemm_shape(op));
+  if (k == "conv2d") {
+    const double nb = op.f("batch"), h = op.f("h"), w = op.f("w"), ci = op.f("c_in");
+    const double co = op.f("c_out"), r = op.f("r"), s = op.f("s"), st = op.f("stride");
+    const double pad = op.f("pad");
+    const double ho = std::floor((h + 2 * pad - r) / st) + 1,
+                 wo = std::floor((w + 2 * pad - s) / st) + 1;
+    const std::string& dt = op.s("dtype");
+    const double e = dtype_bytes(dt);
+    // cuDNN runs fp32 convolutions as TF32 by default (PyTorch allow_tf32 for cuDNN is on).
+    GemmShape g{nb * ho * wo,
+                co,
+                ci * r * s,
+                1,
+                e,
+                e,
+                dt == "fp32" ? hw::Precision::kTf32 : gemm_precision(dt),
+                true,
+                0};
+    g.unique_read = (nb * h * w * ci + co * r * s * ci) * e;
+    OpPlan p = plan_gemm(gpu, kp, g);
+    for (auto& pk : p.kernels) pk.desc.name = "implicit_" + pk.desc.name;
+    p.detail["gemm_m"] = g.m;
+    p.detail["gemm_n"] = g.n;
+    p.detail["gemm_k"] = g.k;
+    return p;
+  }
+  if (k == "elementwise") {
+    const std::string& f = op.s("op");
+    const int e = static_cast<int>(dtype_bytes(op.s("dtype")));
+    const double inputs = (f == "add" || f == "mul") ? 2 : 1;
+    const double flops = f == "copy" ? 0 : f == "gelu" ? 8 : f == "silu" ? 4 : 1;
+    const double sfu = (f == "gelu" || f == "silu") ? 1 : 0;  // tanh / exp
+    OpPlan p;
+    p.kernels.push_back({streaming(gpu, "elementwise " + f, op.f("n"), inputs * e, e, flops, sfu, e,
+                                   static_cast<int>(op.i("stride"))),
+                         1});
+    return p;
+  }
+  if (k == "membw") {
+    const std::string& kind = op.s("kind");
+    const double words = op.f("bytes") / 4;
+    OpPlan p;
+    p.kernels.push_back({streaming(gpu, "membw " + kind, words, kind == "write" ? 0 : 4,
+                                   kind == "read" ? 0 : 4, 0, 0, 4, 1),
+                         1});
+    return p;
+  }
+  if (k == "adamw") {
+    // multi_tensor_apply (PyTorch/Apex): 65536-element chunks, one 512-thread block per chunk,
+    // at most 320 chunks per launch. ~12 FLOPs and one sqrt per parameter (op_cost).
+    const double params = op.f("params"), g = dtype_bytes(op.s("grad_dtype"));
+    const long long chunks = std::max<long long>(1, cdiv(op.i("params"), 65536));
+    const long long per_launch = 320;
+    auto launch_of = [&](long long blocks, double elems) {
+      KernelDesc d;
+      d.block = 512;
+      d.registers = 64;
+      d.grid = blocks;
+      const double per = elems / static_cast<double>(blocks);
+      d.bytes_read = per * (12 + g);
+      d.bytes_written = per * 12;
+      d.flops_fp32 = per * 12;
+      d.sfu_ops = per;
+      d.elem_bytes = 4;
+      d.name = "multi_tensor_apply adamw";
+      return d;
+    };
+    OpPlan p;
+    const long long full = chunks / per_launch, rest = chunks % per_launch;
+    const double elems_full = 65536.0 * per_launch;
+    if (full > 0) p.kernels.push_back({launch_of(per_launch, elems_full), full});
+    if (rest > 0) {
+      const double left = std::max(1.0, params - elems_full * static_cast<double>(full));
+      p.kernels.push_back({launch_of(rest, left), 1});
+    }
+    p.detail = {{"chunks", chunks}, {"launches", full + (rest > 0)}};
+    return p;
+  }
+  if (k == "softmax" || k == "layernorm" || k == "rmsnorm") {
+    const double rows = op.f("rows"), cols = op.f("cols");
+    const int e = static_cast<int>(dtype_bytes(op.s("dtype")));
+    const double per = k == "softmax" ? 5 : (k == "layernorm" ? 8 : 4);
+    const double weights = (k == "softmax" ? 0 : (k == "layernorm" ? 2 : 1)) * cols * e;
+    const double sfu = k == "softmax" ? 1 : 1.0 / cols;
+    OpPlan p;
+    p.kernels.push_back(row_kernel(gpu, k, rows, cols, e, weights, cols * e, per, sfu));
+    return p;
+  }
+  if (k == "cross_entropy") {
+    const double rows = op.f("rows"), v = op.f("vocab");
+    const int e = static_cast<int>(dtype_bytes(op.s("dtype")));
+    const bool fwd = op.s("pass") == "fwd";
+    OpPlan p;
+    p.kernels.push_back(row_kernel(gpu, std::string("cross_entropy ") + (fwd ? "fwd" : "bwd"), rows,
+                                   v, e, 8, fwd ? 4.0 : v * e, 5, 1));
+    return p;
+  }
+  if (k == "embedding") {
+    const double t = op.f("tokens"), dim = op.f("dim"), vocab = op.f("vocab");
+    const int e = static_cast<int>(dtype_bytes(op.s("dtype")));
+    OpPlan p;
+    if (op.s("pass") == "fwd") {
+      // index_select: rows gathered whole (coalesced); repeated tokens hit in L2.
+      KernelDesc d = streaming(gpu, "embedding gather", t * dim, e + 8.0 / dim, e, 0, 0, e, 1);
+      d.unique_read_bytes = std::min(t, vocab) * dim * e + t * 8;
+      d.reuse_working_set = vocab * dim * e;
+      p.kernels.push_back({d, 1});
+    } else {
+      // embedding_dense_backward: zero the fp32 table gradient, then scatter-add the rows.
+      p.kernels.push_back(
+          {streaming(gpu, "embedding grad zero", vocab * dim, 0, 4, 0, 0, 4, 1), 1});
+      KernelDesc d =
+          streaming(gpu, "embedding scatter_add", t * dim, e + 4 + 8.0 / dim, 4, 1, 0, 4, 1);
+      p.kernels.push_back({d, 1});
+    }
+    return p;
+  }
+  if (k == "attention") return plan_attention(gpu, kp, op);
+  if (k == "custom") {
+    KernelDesc d;
+    d.grid = op.i("grid");
+    d.block = static_cast<int>(op.i("block"));
+    d.registers = static_cast<int>(op.i("registers"));
+    d.shared_bytes = op.f("shared_bytes");
+    const double g = static_cast<double>(d.grid);
+    d.flops_tensor = op.f("flops_tensor") / g;
+    d.tensor_precision = gemm_precision(op.s("tensor_dtype"));
+    d.flops_fp32 = op.f("flops_fp32") / g;
+    d.flops_fp64 = op.f("flops_fp64") / g;
+    d.sfu_ops = op.f("sfu_ops") / g;
+    d.bytes_read = op.f("bytes_read") / g;
+    d.bytes_written = op.f("bytes_written") / g;
+    d.elem_bytes = 4;
+    d.stride = static_cast<int>(op.i("stride"));
+    d.unique_read_bytes = op.f("bytes_read") / op.f("reuse");
+    d.ilp = static_cast<int>(op.i("ilp"));
+    d.name = "custom";
+    OpPlan p;
+    p.kernels.push_back({d, 1});
+    return p;
+  }
+  if (k == "copy") {
+    OpPlan p;
+    p.kind = OpPlan::Kind::kCopy;
+    p.copy_bytes = op.f("bytes");
+    const std::string& dir = op.s("direction");
+    if (dir == "d2d") {
+      // A device copy reads and writes every byte through HBM.
+      p.copy_bytes *= 2;
+      p.copy_bandwidth = gpu.memory.hbm_bandwidth * kp.hbm_efficiency;
+    } else {
+      p.copy_pcie = true;
+      p.copy_bandwidth =
+          gpu.interconnect.pcie_bandwidth *
+          (op.s("memory") == "pinned" ? kp.pcie_efficiency_pinned : kp.pcie_efficiency_pageable);
+    }
+    p.detail = {{"engine", "copy"}, {"direction", dir}};
+    return p;
+  }
+  if (k == "launch") {
+    OpPlan p;
+    p.kind = OpPlan::Kind::kLaunch;
+    p.launch_kind = op.s("kind");
+    p.launch_count = op.i("kernels");
+    return p;
+  }
+  throw std::invalid_argument("op library: no kernels for op '" + k + "'");
+}
+
+}  // namespace ridge::models

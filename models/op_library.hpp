@@ -1,0 +1,65 @@
+// The op library: which kernels real libraries launch for each op of the vocabulary
+// (models/op.hpp), as kernel descriptors (models/kernel.hpp) the kernel models time.
+//
+// Captures, per op (sources in op_library.cpp beside each builder):
+//  - gemm: cuBLASLt-style tiling. Hopper tensor-core tiles 128x256, 256x128, 128x128, 64x128,
+//    128x64, 64x64 with 128-byte k steps (64 for bf16/fp16) and a 4-stage TMA pipeline; SIMT
+//    SGEMM 128x128x8 and 64x64x8 for fp32 without tf32. The tile (and split-K factor, when the
+//    output tiles are fewer than the SMs and k is long) is the one with the least predicted time,
+//    as cuBLAS's heuristics aim to pick. Partial tiles cost a full tile (tile quantization in m, n
+//    and k). Split-K adds an fp32 reduction kernel.
+//  - elementwise, membw, adamw: grid-stride kernels with 16-byte vector loads (PyTorch's
+//    vectorized elementwise; multi_tensor_apply for fused AdamW: 65536-element chunks, 320 chunks
+//    per launch).
+//  - softmax, layernorm, rmsnorm, cross_entropy: one-pass row reductions, a warp per row for rows
+//    up to 1024 elements, a block per row above; two passes (the row read twice, the second from
+//    L2 when the rows in flight fit) when a row exceeds what one block holds in registers.
+//  - attention: FlashAttention-2/3 tiling: a block per (batch, head, 128-query tile) reading all
+//    (unmasked) K/V tiles; backward a block per (batch, head, 128-key tile) after a preprocess
+//    kernel; decode (seq_q <= 16) splits the key axis across blocks (flash-decoding) and adds a
+//    combine kernel. Causal work is the kept fraction of the score matrix.
+//  - copy: a copy engine over PCIe (pinned or pageable efficiency) or HBM; launch: empty kernels;
+//    embedding: row gather (backward: zero the table gradient, then scatter-add);
+//    conv2d: implicit GEMM with M = N*Ho*Wo, N = C_out, K = C_in*R*S; custom: as given.
+// Ignores: library heuristics' exact tables, stream-K and persistent-kernel scheduling, epilogue
+// fusion, autotuning, alignment-driven kernel changes, kernels that only set up workspaces.
+// Validation: not yet validated (H200 measurements pending).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "hw/gpu_spec.hpp"
+#include "models/kernel.hpp"
+#include "models/op.hpp"
+
+namespace ridge::models {
+
+/// One kernel of an op, launched `count` times back to back.
+struct PlannedKernel {
+  KernelDesc desc;
+  long long count = 1;
+};
+
+/// What an op runs: kernels, or a copy-engine transfer, or empty launches.
+struct OpPlan {
+  enum class Kind { kKernels, kCopy, kLaunch };
+  Kind kind = Kind::kKernels;
+  std::vector<PlannedKernel> kernels;
+  // kCopy: bytes over one link at one rate.
+  double copy_bytes = 0;
+  double copy_bandwidth = 0;  ///< B/s after efficiency
+  bool copy_pcie = false;
+  // kLaunch
+  std::string launch_kind;  ///< bare, dependent, graph
+  long long launch_count = 0;
+  nlohmann::json detail = nlohmann::json::object();
+  long long launches() const;
+};
+
+/// The kernels an op launches on `gpu`. Throws std::invalid_argument when no kernel fits.
+OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& params, const OpSpec& op);
+
+}  // namespace ridge::models
