@@ -98,6 +98,7 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, double bytes, Callb
   } else {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    fixed_.push_back(0);
   }
   Flow& fl = flows_[f];
   fl.path.assign(path.begin(), path.end());
@@ -327,23 +328,25 @@ void FlowNetwork::settle() {
 // Progressive filling over comp_flows_/comp_links_: raise every unfixed flow's rate together;
 // when a link runs out of capacity, its unfixed flows are fixed at the link's fair share; when
 // the level reaches a flow's cap, that flow is fixed at its cap. The level only rises, so the
-// link with the least share per unfixed flow (kept in a lazy min-heap) is the next bottleneck.
+// link with the least share per unfixed flow is the next bottleneck: found by a scan when the
+// component has few links (the scan is cheaper than heap upkeep per fixed flow), else from a
+// lazy min-heap of (share, link, version).
 void FlowNetwork::fill() {
   share_heap_.clear();
   capped_.clear();
+  scan_links_ = comp_links_.size() <= kScanLinks;
   for (const uint32_t li : comp_links_) {
     Link& l = links_[li];
     l.rem = l.capacity;
     l.cnt = static_cast<uint32_t>(l.flows.size());
     ++l.ver;
-    if (l.cnt > 0) share_heap_.push_back(ShareEntry{l.rem / l.cnt, li, l.ver});
+    if (!scan_links_ && l.cnt > 0) share_heap_.push_back(ShareEntry{l.rem / l.cnt, li, l.ver});
   }
-  std::make_heap(share_heap_.begin(), share_heap_.end(),
-                 [](const ShareEntry& a, const ShareEntry& b) { return share_after(a, b); });
+  const auto cmp = [](const ShareEntry& a, const ShareEntry& b) { return share_after(a, b); };
+  std::make_heap(share_heap_.begin(), share_heap_.end(), cmp);
   for (const uint32_t f : comp_flows_) {
-    Flow& fl = flows_[f];
-    fl.fixed = false;
-    if (std::isfinite(fl.cap)) capped_.push_back(f);
+    fixed_[f] = 0;
+    if (std::isfinite(flows_[f].cap)) capped_.push_back(f);
   }
   std::sort(capped_.begin(), capped_.end(), [this](uint32_t a, uint32_t b) {
     const Flow& x = flows_[a];
@@ -352,32 +355,48 @@ void FlowNetwork::fill() {
   });
   unfixed_ = static_cast<uint32_t>(comp_flows_.size());
   std::size_t ci = 0;
-  const auto cmp = [](const ShareEntry& a, const ShareEntry& b) { return share_after(a, b); };
   while (unfixed_ > 0) {
-    while (!share_heap_.empty()) {
-      const ShareEntry& top = share_heap_.front();
-      const Link& l = links_[top.link];
-      if (top.ver == l.ver && l.cnt > 0) break;
-      std::pop_heap(share_heap_.begin(), share_heap_.end(), cmp);
-      share_heap_.pop_back();
+    uint32_t bottleneck = kNone;
+    double level = kNoRateLimit;
+    if (scan_links_) {
+      for (const uint32_t li : comp_links_) {
+        const Link& l = links_[li];
+        if (l.cnt == 0) continue;
+        const double share = std::max(0.0, l.rem) / l.cnt;
+        if (share < level || bottleneck == kNone) {
+          level = share;
+          bottleneck = li;
+        }
+      }
+    } else {
+      while (!share_heap_.empty()) {
+        const ShareEntry& top = share_heap_.front();
+        const Link& l = links_[top.link];
+        if (top.ver == l.ver && l.cnt > 0) break;
+        std::pop_heap(share_heap_.begin(), share_heap_.end(), cmp);
+        share_heap_.pop_back();
+      }
+      if (!share_heap_.empty()) {
+        level = std::max(0.0, share_heap_.front().share);
+        bottleneck = share_heap_.front().link;
+      }
     }
-    const double level =
-        share_heap_.empty() ? kNoRateLimit : std::max(0.0, share_heap_.front().share);
-    while (ci < capped_.size() && flows_[capped_[ci]].fixed) ++ci;
+    while (ci < capped_.size() && fixed_[capped_[ci]]) ++ci;
     if (ci < capped_.size() && flows_[capped_[ci]].cap <= level) {
       for (; ci < capped_.size() && flows_[capped_[ci]].cap <= level; ++ci) {
         const uint32_t f = capped_[ci];
-        if (!flows_[f].fixed) fix(f, flows_[f].cap, kNone);
+        if (!fixed_[f]) fix(f, flows_[f].cap, kNone);
       }
       continue;
     }
-    if (share_heap_.empty()) break;  // cannot happen: every flow here crosses a link
-    const uint32_t li = share_heap_.front().link;
-    std::pop_heap(share_heap_.begin(), share_heap_.end(), cmp);
-    share_heap_.pop_back();
-    Link& l = links_[li];
+    if (bottleneck == kNone) break;  // cannot happen: every flow here crosses a link
+    if (!scan_links_) {
+      std::pop_heap(share_heap_.begin(), share_heap_.end(), cmp);
+      share_heap_.pop_back();
+    }
+    Link& l = links_[bottleneck];
     for (const LinkEntry& e : l.flows) {
-      if (!flows_[e.flow].fixed) fix(e.flow, level, li);
+      if (!fixed_[e.flow]) fix(e.flow, level, bottleneck);
     }
     l.cnt = 0;
     ++l.ver;
@@ -386,7 +405,7 @@ void FlowNetwork::fill() {
 
 void FlowNetwork::fix(uint32_t f, double rate, uint32_t skip_link) {
   Flow& fl = flows_[f];
-  fl.fixed = true;
+  fixed_[f] = 1;
   fl.new_rate = rate;
   --unfixed_;
   for (const Hop& h : fl.hops) {
@@ -394,6 +413,7 @@ void FlowNetwork::fix(uint32_t f, double rate, uint32_t skip_link) {
     Link& m = links_[h.link];
     m.rem -= rate;
     --m.cnt;
+    if (scan_links_) continue;
     ++m.ver;
     if (m.cnt > 0) {
       share_heap_.push_back(ShareEntry{std::max(0.0, m.rem) / m.cnt, h.link, m.ver});

@@ -167,7 +167,6 @@ class FlowNetwork {
   struct Flow {
     uint32_t gen = 1;
     State state = State::kFree;
-    bool fixed = false;
     uint32_t heap_pos = kNone;
     std::vector<Hop> hops;
     std::vector<LinkId> path;
@@ -242,6 +241,10 @@ class FlowNetwork {
   uint64_t next_seq_ = 0;
   uint64_t epoch_ = 0;
   uint32_t unfixed_ = 0;
+  // Components with at most this many links find each bottleneck by a linear scan.
+  static constexpr std::size_t kScanLinks = 256;
+  bool scan_links_ = false;
+  std::vector<uint8_t> fixed_;  // per flow slot, progressive-filling scratch (dense: cache)
   std::size_t active_ = 0;
   bool settle_pending_ = false;
   bool completion_pending_ = false;
