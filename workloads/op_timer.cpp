@@ -1,17 +1,21 @@
 #include "workloads/op_timer.hpp"
 
-#include "models/op_cost.hpp"
-#include "models/roofline.hpp"
+#include "models/kernel_model.hpp"
 
 namespace ridge::workloads {
 
-// Stand-in until models/kernel_model.hpp lands: the roofline bound.
-double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode) {
-  return models::roofline(gpu, models::op_cost(op)).time_s;
+namespace {
+models::Mode to_mode(TimingMode m) {
+  return m == TimingMode::kDetailed ? models::Mode::kDetailed : models::Mode::kFast;
+}
+}  // namespace
+
+double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode mode) {
+  return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel).kernel_time_s;
 }
 
-std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode) {
-  return models::roofline(gpu, models::op_cost(op)).compute_bound ? "compute" : "memory";
+std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode mode) {
+  return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel).bound;
 }
 
 double OpTimer::time(const models::OpSpec& op) {

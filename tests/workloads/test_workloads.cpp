@@ -1,0 +1,273 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "hw/config.hpp"
+#include "hw/gpu_loader.hpp"
+#include "workloads/analysis.hpp"
+#include "workloads/executor.hpp"
+#include "workloads/study.hpp"
+#include "workloads/transformer.hpp"
+
+using namespace ridge;
+using namespace ridge::workloads;
+
+namespace {
+
+const hw::GpuSpec& h200() {
+  static const hw::GpuSpec g = hw::find_gpu("h200");
+  return g;
+}
+
+// The H200 with free launches and no inter-kernel gap: what the seed's closed forms assume.
+hw::GpuSpec ideal_gpu() {
+  hw::GpuSpec g = h200();
+  for (const char* k :
+       {"host_launch_eager", "host_launch_cuda", "graph_launch_per_kernel", "kernel_gap"})
+    g.model[k] = 0;
+  return g;
+}
+
+int fixed(Graph& g, const std::string& name, Category c, double seconds, int stream = 0,
+          std::vector<int> deps = {}) {
+  OpNode n;
+  n.name = name;
+  n.kind = NodeKind::kKernel;
+  n.category = c;
+  n.op = models::OpSpec::parse("elementwise", {"op=copy", "n=1"});
+  n.fixed_time_s = seconds;
+  n.stream = stream;
+  return g.add(n, deps);
+}
+
+void sync(Graph& g) {
+  OpNode s;
+  s.name = "sync";
+  s.kind = NodeKind::kSync;
+  s.category = Category::kHost;
+  s.host_dispatches = 0;
+  s.kernels = 0;
+  g.add(s);
+}
+
+// Seed 003 sec. 8: T_total ~= K T_denoiser + T_fixed, with 40 ms per denoiser call and 200 ms of
+// fixed work (text encoder 20 ms, VAE 150 ms, copy-out 30 ms: any split summing to 200).
+Graph seed_pipeline(int k) {
+  Graph g;
+  fixed(g, "text", Category::kGemm, 0.020);
+  for (int i = 0; i < k; ++i) fixed(g, "denoiser", Category::kAttention, 0.040);
+  fixed(g, "vae", Category::kGemm, 0.150);
+  fixed(g, "copy_out", Category::kMemoryCopy, 0.030);
+  sync(g);
+  return g;
+}
+
+double sum_path(const CriticalPath& p) {
+  double s = 0;
+  for (const auto& [k, v] : p.by_class_s) s += v;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("diffusion pipeline time is K T_denoiser + T_fixed (seed 003 sec. 8)", "[analytic]") {
+  const hw::GpuSpec g = ideal_gpu();
+  // K = 20: 20 x 40 + 200 = 1000 ms; K = 4: 4 x 40 + 200 = 360 ms; speed-up 1000/360 = 2.78x.
+  const double t20 = execute(seed_pipeline(20), g).step_time_s;
+  const double t4 = execute(seed_pipeline(4), g).step_time_s;
+  const double t1 = execute(seed_pipeline(1), g).step_time_s;
+  CHECK(t20 == Approx(1.000).epsilon(1e-9));
+  CHECK(t4 == Approx(0.360).epsilon(1e-9));
+  CHECK(t20 / t4 == Approx(2.78).margin(0.005));
+  // K = 1: fixed work is 200 / 240 = 83% of the pipeline.
+  CHECK(0.200 / t1 == Approx(0.8333).margin(0.001));
+}
+
+TEST_CASE("training memory of a 70B model from first principles (16 bytes per parameter)",
+          "[analytic]") {
+  // Llama-3 70B: embeddings 128256 x 8192 twice (untied) = 2.10e9; per layer q,o 2 x 8192^2, k,v
+  // 2 x 8192 x 1024, SwiGLU 3 x 8192 x 28672, two RMSNorm weights: 855.6e6, x 80 = 68.45e9; with
+  // the final norm 70.55e9 parameters.
+  const TransformerConfig m = load_model_config("llama3-70b").transformer();
+  const double P = double(m.parameter_count());
+  CHECK(P == Approx(70.55e9).epsilon(0.001));
+  TrainOptions o;
+  o.micro_batch = 1;
+  o.seq = 4096;
+  const MemoryReport r = train_memory(m, o, PrecisionScheme::kMixed, 141e9);
+  std::map<std::string, double> b;
+  for (const auto& i : r.items) b[i.name] = i.bytes;
+  // Seed 001 ("Where does the memory go?") holds for the weights: 70e9 x 2 B = 140 GB. It is wrong
+  // on two counts: gradients of bf16 weights are bf16 too, 140 GB (it says 70 GB); Adam's m and v
+  // in fp32 are 2 x 4 B x 70e9 = 560 GB (it says 140 GB). It also leaves out the fp32 master
+  // weights mixed precision keeps, 280 GB. At 70e9 parameters: 140 + 140 + 560 + 280 = 1120 GB, not
+  // 365 GB.
+  CHECK(b["weights"] == Approx(2 * P));
+  CHECK(b["gradients"] == Approx(2 * P));
+  CHECK(b["optimizer state"] == Approx(8 * P));
+  CHECK(b["master weights"] == Approx(4 * P));
+  CHECK(b["weights"] / P * 70e9 == Approx(140e9));
+  CHECK(b["gradients"] / P * 70e9 == Approx(140e9));
+  CHECK(b["optimizer state"] / P * 70e9 == Approx(560e9));
+  CHECK(b["master weights"] / P * 70e9 == Approx(280e9));
+  CHECK_FALSE(r.fits);
+  CHECK(r.over_bytes > 1000e9);
+  CHECK_FALSE(r.suggestions.empty());
+}
+
+TEST_CASE("activation bytes follow Korthikanti et al. 2022 without the 5as/h term", "[analytic]") {
+  // GPT-3 175B, s = 2048, b = 1, h = 12288: 34 sbh = 34 x 2048 x 12288 = 855.6 MB per layer.
+  const TransformerConfig m = load_model_config("gpt3-175b").transformer();
+  CHECK(layer_activation_bytes(m, 1, 2048, Recompute::kNone) == Approx(34.0 * 2048 * 12288));
+  CHECK(layer_activation_bytes(m, 1, 2048, Recompute::kFull) == Approx(2.0 * 2048 * 12288));
+}
+
+TEST_CASE("critical-path times sum to the step time", "[property]") {
+  const ModelConfig llama = load_model_config("llama3.2-1b");
+  const ModelConfig gpt = load_model_config("gpt2-small");
+  const ModelConfig dit = load_model_config("dit-xl2-image-e2e");
+  std::vector<std::pair<const ModelConfig*, WorkloadSpec>> cases;
+  WorkloadSpec w;
+  w.kind = WorkloadKind::kDecode;
+  cases.push_back({&llama, w});
+  w.infer.cuda_graph = true;
+  cases.push_back({&llama, w});
+  w.kind = WorkloadKind::kPrefill;
+  cases.push_back({&llama, w});
+  w.kind = WorkloadKind::kTrain;
+  w.train.micro_batch = 2;
+  w.train.seq = 256;
+  w.train.grad_accum = 2;
+  cases.push_back({&gpt, w});
+  w.kind = WorkloadKind::kDiffusion;
+  w.diffusion.steps = 2;
+  cases.push_back({&dit, w});
+  for (const auto& [m, spec] : cases) {
+    const Graph g = build_workload(*m, spec);
+    const Execution ex = execute(g, h200());
+    const CriticalPath p = critical_path(g, ex);
+    CHECK(ex.step_time_s > 0);
+    CHECK(sum_path(p) == Approx(ex.step_time_s).epsilon(1e-9));
+    double seg = 0;
+    for (const auto& s : p.segments) {
+      CHECK(s.t1_s >= s.t0_s);
+      seg += s.t1_s - s.t0_s;
+    }
+    CHECK(seg == Approx(ex.step_time_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("a what-if off the critical path changes nothing; one on it changes the step", "[unit]") {
+  // Stream 0: a 10 ms GEMM; stream 1: a 1 ms copy beside it. The step is 10 ms; the copy is off
+  // the critical path.
+  Graph g;
+  fixed(g, "gemm", Category::kGemm, 0.010, 0);
+  OpNode c;
+  c.name = "copy";
+  c.kind = NodeKind::kCopy;
+  c.category = Category::kMemoryCopy;
+  c.op = models::OpSpec::parse("copy", {"bytes=1000", "direction=h2d"});
+  c.fixed_time_s = 0.001;
+  c.stream = 1;
+  g.add(c);
+  sync(g);
+  const hw::GpuSpec gpu = ideal_gpu();
+  const Execution base = execute(g, gpu);
+  REQUIRE(base.step_time_s == Approx(0.010));
+  const CriticalPath p = critical_path(g, base);
+  CHECK(p.on_path[0] == 1);
+  CHECK(p.on_path[1] == 0);
+  const WhatIfResult off = run_what_if(g, gpu, {}, base, parse_what_if("memory_copy*2"));
+  CHECK(off.step_s == Approx(base.step_time_s));
+  // Amdahl, blind to overlap, still promises something: f = 1 ms / 10 ms = 0.1, S = 1/(0.9+0.05).
+  CHECK(off.amdahl_speedup == Approx(1.0 / 0.95));
+  const WhatIfResult on = run_what_if(g, gpu, {}, base, parse_what_if("gemm*2"));
+  CHECK(on.step_s == Approx(0.005));
+  CHECK(on.simulated_speedup == Approx(2.0));
+}
+
+TEST_CASE("eager decode is host-bound, a CUDA graph removes the launch gaps", "[unit]") {
+  const ModelConfig m = load_model_config("llama3-8b");
+  WorkloadSpec w;
+  w.kind = WorkloadKind::kDecode;
+  const Graph eager = build_workload(m, w);
+  // Per layer: RMSNorm 8, q/k/v 3, RoPE 2 x 5, cache writes 2, SDPA 1, o-proj 1, residual 1,
+  // RMSNorm 8, gate/silu/up/mul/down 5, residual 1 = 40 kernels; 32 layers = 1280; plus embedding
+  // 1, cos/sin index_select + cast 4, final norm 8, LM head 1, argmax 1, token copy 1 = 1296.
+  CHECK(eager.kernel_count() == 1296);
+  const Execution e = execute(eager, h200());
+  const CriticalPath pe = critical_path(eager, e);
+  CHECK(pe.by_class_s.at("host_launch") > 0.5 * e.step_time_s);
+  w.infer.cuda_graph = true;
+  const Graph graph = build_workload(m, w);
+  const Execution gr = execute(graph, h200());
+  CHECK(gr.step_time_s < e.step_time_s);
+  CHECK(gr.host_busy_s < 0.2 * e.host_busy_s);
+}
+
+TEST_CASE("the Perfetto trace is well formed", "[unit]") {
+  Study s;
+  s.model_path = "llama3.2-1b";
+  s.gpu_name = "h200";
+  WorkloadSpec w;
+  w.label = "decode";
+  w.kind = WorkloadKind::kDecode;
+  s.workloads.push_back(w);
+  const StudyResult r = run_study(s);
+  const nlohmann::json j = nlohmann::json::parse(trace_json(r));
+  REQUIRE(j.contains("traceEvents"));
+  CHECK(j.contains("metadata"));
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
+  int critical = 0, counters = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e.at("ph");
+    if (ph == "X") {
+      const double ts = e.at("ts"), dur = e.at("dur");
+      CHECK(dur >= 0);
+      // Microseconds: a 1.2B-parameter decode step lasts milliseconds, so no slice ends past 1 s.
+      CHECK(ts + dur < 1e6);
+      tracks[{e.at("pid").get<int>(), e.at("tid").get<int>()}].push_back({ts, ts + dur});
+      if (e.at("args").value("on_critical_path", false)) ++critical;
+    } else if (ph == "C") {
+      ++counters;
+    }
+  }
+  CHECK(critical > 0);
+  CHECK(counters > 0);
+  CHECK(tracks.size() >= 2);  // host thread and stream 0
+  for (auto& [k, v] : tracks) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t i = 1; i < v.size(); ++i) CHECK(v[i].first >= v[i - 1].second - 1e-3);
+  }
+}
+
+TEST_CASE("a typo in a model file is reported at its position with a suggestion",
+          "[config-errors]") {
+  const std::string path = std::string(RIDGE_WORKLOADS_TEST_DATA) + "/bad_model.yaml";
+  try {
+    load_model_config(path);
+    FAIL("expected a ConfigException");
+  } catch (const hw::ConfigException& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg,
+               Catch::Contains(
+                   "bad_model.yaml:6:3: model.d_modle: unknown key (did you mean 'd_model'?)"));
+  }
+}
+
+TEST_CASE("a typo in a study file is reported at its position with a suggestion",
+          "[config-errors]") {
+  const std::string path = std::string(RIDGE_WORKLOADS_TEST_DATA) + "/bad_study.yaml";
+  try {
+    load_study(path);
+    FAIL("expected a ConfigException");
+  } catch (const hw::ConfigException& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Catch::Contains("bad_study.yaml:4:"));
+    CHECK_THAT(msg,
+               Catch::Contains("study.workload.recompte: unknown key (did you mean 'recompute'?)"));
+  }
+}
