@@ -1,0 +1,164 @@
+// Benchmarks of the discrete-event engine (sim/): event throughput on the classic hold model
+// beside a bare std::priority_queue doing the same work, and flow arrivals/departures per second
+// on a two-level fat-tree-like set of links. Figures and the command that produced them are in
+// bench/README.md ("## sim engine").
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <queue>
+#include <random>
+#include <vector>
+
+#include "sim/flow.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+using ridge::sim::FlowNetwork;
+using ridge::sim::LinkId;
+using ridge::sim::Simulator;
+using ridge::sim::Time;
+
+constexpr uint32_t kDelayTableSize = 1 << 16;
+constexpr int kEventsPerIteration = 1000;
+
+// Exponential delays with a mean of 1 us, drawn once so both loops pay the same for them.
+const std::vector<int64_t>& delay_table() {
+  static const std::vector<int64_t> table = [] {
+    std::mt19937_64 rng(42);
+    std::exponential_distribution<double> exp(1.0 / 1e6);  // mean 1e6 ps
+    std::vector<int64_t> t(kDelayTableSize);
+    for (auto& d : t) d = static_cast<int64_t>(exp(rng));
+    return t;
+  }();
+  return table;
+}
+
+// Hold model (Jones, "An empirical comparison of priority-queue and event-set implementations",
+// CACM 1986): every event, when it runs, schedules one new event at now + random delay, so the
+// number pending stays N.
+struct Hold {
+  Simulator* sim;
+  const int64_t* delays;
+  uint32_t* next;
+  void operator()() const {
+    sim->schedule_after(Time{delays[(*next)++ & (kDelayTableSize - 1)]}, *this);
+  }
+};
+
+void BM_EngineHold(benchmark::State& state) {
+  const auto pending = static_cast<int64_t>(state.range(0));
+  const int64_t* delays = delay_table().data();
+  Simulator sim;
+  uint32_t next = 0;
+  for (int64_t i = 0; i < pending; ++i) {
+    sim.schedule_at(Time{delays[next++ & (kDelayTableSize - 1)]}, Hold{&sim, delays, &next});
+  }
+  for (auto _ : state) {
+    for (int k = 0; k < kEventsPerIteration; ++k) sim.step();
+  }
+  state.SetItemsProcessed(state.iterations() * kEventsPerIteration);
+  state.counters["pending"] = static_cast<double>(sim.pending_events());
+}
+
+// The same work on a bare binary heap of 16-byte keys: no callable, no cancellation, no slab.
+void BM_BareHeapHold(benchmark::State& state) {
+  struct Ev {
+    int64_t time;
+    uint64_t seq;
+    bool operator>(const Ev& o) const { return time > o.time || (time == o.time && seq > o.seq); }
+  };
+  const auto pending = static_cast<int64_t>(state.range(0));
+  const int64_t* delays = delay_table().data();
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<>> pq;
+  uint32_t next = 0;
+  uint64_t seq = 0;
+  for (int64_t i = 0; i < pending; ++i) pq.push({delays[next++ & (kDelayTableSize - 1)], seq++});
+  for (auto _ : state) {
+    for (int k = 0; k < kEventsPerIteration; ++k) {
+      const Ev e = pq.top();
+      pq.pop();
+      pq.push({e.time + delays[next++ & (kDelayTableSize - 1)], seq++});
+    }
+    benchmark::DoNotOptimize(pq.top());
+  }
+  state.SetItemsProcessed(state.iterations() * kEventsPerIteration);
+}
+
+BENCHMARK(BM_EngineHold)->Arg(1'000)->Arg(1'000'000);
+BENCHMARK(BM_BareHeapHold)->Arg(1'000)->Arg(1'000'000);
+
+// Flows on a two-level fat-tree-like network: 64 leaf uplinks and 64 leaf downlinks (50 GB/s),
+// 16 spine links (200 GB/s), 500 ns latency each. A flow goes up its source leaf, through 0, 1
+// or 2 spine links, and down its destination leaf: 2 to 4 links. Sizes are exponential, mean
+// 1 MB. Closed loop: each completion starts a new flow, so `concurrent` flows stay active; a
+// flow's arrival (after its path latency) and its departure each count as one change.
+// range(1) is the per-flow cap in MB/s (0: uncapped, every link saturated, every change
+// recomputes the whole component; 250: sources keep links below capacity, the common case in
+// models where a flow is capped at what its source keeps in flight).
+struct FatTreeLoad {
+  Simulator sim;
+  FlowNetwork net{sim};
+  std::vector<LinkId> up, down, spine;
+  std::mt19937_64 rng{7};
+  std::exponential_distribution<double> size{1.0 / 1e6};
+  double cap;
+  uint64_t completed = 0;
+
+  explicit FatTreeLoad(double cap_bytes_per_s) : cap(cap_bytes_per_s) {
+    for (int i = 0; i < 64; ++i) up.push_back(net.add_link("up", 50e9, Time::from_ns(500)));
+    for (int i = 0; i < 64; ++i) down.push_back(net.add_link("down", 50e9, Time::from_ns(500)));
+    for (int i = 0; i < 16; ++i) spine.push_back(net.add_link("spine", 200e9, Time::from_ns(500)));
+  }
+  void start() {
+    LinkId path[4];
+    int n = 0;
+    path[n++] = up[rng() % 64];
+    const int spines = static_cast<int>(rng() % 3);
+    const uint32_t s0 = rng() % 16;
+    for (int k = 0; k < spines; ++k) path[n++] = spine[(s0 + k) % 16];
+    path[n++] = down[rng() % 64];
+    net.start_flow(
+        std::span<const LinkId>(path, n), 1.0 + size(rng),
+        [this] {
+          ++completed;
+          start();
+        },
+        cap);
+  }
+};
+
+void BM_FlowChurn(benchmark::State& state) {
+  const auto concurrent = static_cast<int>(state.range(0));
+  const double cap =
+      state.range(1) > 0 ? static_cast<double>(state.range(1)) * 1e6 : FlowNetwork::kNoRateLimit;
+  FatTreeLoad load(cap);
+  for (int i = 0; i < concurrent; ++i) load.start();
+  load.sim.run_until(Time::from_us(5));  // past the first arrivals and their recompute
+  const uint64_t recomputes0 = load.net.recomputes();
+  const uint64_t fast0 = load.net.fast_updates();
+  uint64_t changes = 0;
+  const int per_iteration = state.range(1) > 0 ? 1000 : 20;
+  for (auto _ : state) {
+    const uint64_t target = load.completed + per_iteration;
+    while (load.completed < target) load.sim.step();
+    changes += 2 * per_iteration;  // each completion is one departure and later one arrival
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(changes));
+  state.counters["active_flows"] = static_cast<double>(load.net.active_flows());
+  state.counters["recomputes_per_change"] =
+      static_cast<double>(load.net.recomputes() - recomputes0) / static_cast<double>(changes);
+  state.counters["fast_path_share"] =
+      static_cast<double>(load.net.fast_updates() - fast0) / static_cast<double>(changes);
+}
+
+BENCHMARK(BM_FlowChurn)
+    ->Args({10'000, 250})
+    ->Args({100'000, 25})
+    ->Args({10'000, 0})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
