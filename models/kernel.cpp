@@ -130,8 +130,9 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
 
   s.l2_latency_s = k.l2_latency;
   s.hbm_latency_s = std::max(k.hbm_latency, s.l2_latency_s);
-  const double fh = s.l2_bytes > 0 ? s.hbm_bytes / s.l2_bytes : 0.0;
-  s.latency_s = fh * s.hbm_latency_s + (1 - fh) * s.l2_latency_s;
+  // Latency seen by a block's bytes: HBM for misses and writes, L2 for hits (byte-weighted).
+  const double fl = s.l2_bytes > 0 ? s.hbm_bytes / s.l2_bytes : 0.0;
+  s.latency_s = fl * s.hbm_latency_s + (1 - fl) * s.l2_latency_s;
 
   const int warps = s.occupancy.warps_per_block;
   const double ilp = d.ilp > 0 ? d.ilp : k.loads_in_flight_per_warp;

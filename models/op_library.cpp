@@ -185,8 +185,8 @@ GemmShape gemm_shape(const OpSpec& op) {
 // rows of <= 1024 elements (4 rows per 128-thread block), else a block of up to 1024 threads per
 // row; a row larger than 1024 threads x 16 elements cannot stay in registers and is read twice.
 PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, double cols,
-                         int elem, double weights, double write_per_row, double fp32_per_elem,
-                         double sfu_per_elem) {
+                         int elem, double weights, double read_per_row, double write_per_row,
+                         double fp32_per_elem, double sfu_per_elem) {
   KernelDesc d;
   d.registers = 40;
   const double row_bytes = cols * elem;
@@ -201,14 +201,16 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
   }
   d.grid = std::max<long long>(1, static_cast<long long>(std::ceil(rows / rows_per_block)));
   const double rpb = rows / static_cast<double>(d.grid);
-  d.bytes_read = rpb * row_bytes * passes + weights;
+  d.bytes_read = rpb * (row_bytes * passes + read_per_row) + weights;
   d.bytes_written = rpb * write_per_row;
   d.flops_fp32 = rpb * cols * fp32_per_elem;
   d.sfu_ops = rpb * cols * sfu_per_elem;
   d.elem_bytes = elem;
-  d.unique_read_bytes = rows * row_bytes + weights;
-  const double slots = static_cast<double>(resident_slots(gpu, d.block, d.registers, 0));
-  d.reuse_working_set = weights + slots * rpb * row_bytes;
+  d.unique_read_bytes = rows * (row_bytes + read_per_row) + weights;
+  const double in_flight =
+      std::min(static_cast<double>(d.grid),
+               static_cast<double>(resident_slots(gpu, d.block, d.registers, 0)));
+  d.reuse_working_set = weights + in_flight * rpb * row_bytes;
   d.name =
       fmt::format("{} {} {}pass", name, cols <= 1024 ? "warp-per-row" : "block-per-row", passes);
   return {d, 1};
@@ -337,7 +339,21 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
 
 OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op) {
   const std::string& k = op.kind();
-  if (k == "gemm") return plan_gemm(gpu, kp, gemm_shape(op));
+  if (k == "gemm") {
+    const GemmShape g = gemm_shape(op);
+    if (std::min(g.m, g.n) <= 4 && g.tensor) {
+      // A matrix-vector product: cuBLAS runs gemv kernels on the CUDA cores, streaming the matrix
+      // once with vector loads (no tensor-core tile would be more than 1/16 used).
+      const double rows = std::min(g.m, g.n), big = std::max(g.m, g.n) * g.k * g.batch;
+      OpPlan p;
+      p.kernels.push_back({streaming(gpu, "gemv", big, g.in_bytes, g.out_bytes * rows / g.k,
+                                     2 * rows, 0, static_cast<int>(g.in_bytes), 1),
+                           1});
+      p.detail = {{"gemv", true}};
+      return p;
+    }
+    return plan_gemm(gpu, kp, g);
+  }
   if (k == "conv2d") {
     const double nb = op.f("batch"), h = op.f("h"), w = op.f("w"), ci = op.f("c_in");
     const double co = op.f("c_out"), r = op.f("r"), s = op.f("s"), st = op.f("stride");
@@ -423,7 +439,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
     const double weights = (k == "softmax" ? 0 : (k == "layernorm" ? 2 : 1)) * cols * e;
     const double sfu = k == "softmax" ? 1 : 1.0 / cols;
     OpPlan p;
-    p.kernels.push_back(row_kernel(gpu, k, rows, cols, e, weights, cols * e, per, sfu));
+    p.kernels.push_back(row_kernel(gpu, k, rows, cols, e, weights, 0, cols * e, per, sfu));
     return p;
   }
   if (k == "cross_entropy") {
@@ -432,7 +448,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
     const bool fwd = op.s("pass") == "fwd";
     OpPlan p;
     p.kernels.push_back(row_kernel(gpu, std::string("cross_entropy ") + (fwd ? "fwd" : "bwd"), rows,
-                                   v, e, 8, fwd ? 4.0 : v * e, 5, 1));
+                                   v, e, 0, 8, fwd ? 4.0 : v * e, 5, 1));
     return p;
   }
   if (k == "embedding") {

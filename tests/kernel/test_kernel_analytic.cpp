@@ -1,0 +1,105 @@
+// Analytic tests of the kernel model: closed-form cases whose expected values are derived below.
+#include <catch2/catch.hpp>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel.hpp"
+#include "models/kernel_model.hpp"
+#include "models/kernel_sim.hpp"
+#include "models/op_library.hpp"
+
+using namespace ridge;
+
+namespace {
+models::KernelPrediction predict(const hw::GpuSpec& g, const std::string& kind,
+                                 std::vector<std::string> params,
+                                 models::Mode mode = models::Mode::kFast) {
+  return models::predict_kernel(g, models::OpSpec::parse(kind, params), mode);
+}
+}  // namespace
+
+TEST_CASE("strided-by-8 fp32 reads move 8x the sectors of coalesced reads", "[analytic]") {
+  // Seed 003, "Coalescing": 32 fp32 values contiguous = 4 sectors; at stride 8 each lane's value
+  // sits in its own sector: 32 sectors, 8x the traffic for the same useful bytes.
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const std::vector<std::string> base = {"grid=1024", "block=256", "bytes_read=1073741824"};
+  auto strided = base;
+  strided.push_back("stride=8");
+  const auto a = predict(g, "custom", base);
+  const auto b = predict(g, "custom", strided);
+  CHECK(b.l2_bytes == Approx(8 * a.l2_bytes));
+  CHECK(b.hbm_bytes == Approx(8 * a.hbm_bytes));
+  // Both HBM-bound, so time scales the same way (less the fixed start-up).
+  CHECK(b.kernel_time_s > 7.5 * a.kernel_time_s);
+}
+
+TEST_CASE("a GEMM grid of one block more than a full wave takes about two waves", "[analytic]") {
+  // A compute-bound GEMM tile, one resident per SM: 132 tiles fill the H200's 132 SMs once; 133
+  // tiles need a second wave in which one SM works alone on a whole tile, so the kernel takes two
+  // tile times (the lone tile's memory is faster, its compute is not).
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto kp = models::kernel_params(g);
+  const auto op = models::OpSpec::parse("gemm", {"m=1536", "n=2816", "k=16384"});
+  models::KernelDesc d = models::plan_op(g, kp, op).kernels.front().desc;
+  const auto one = models::kernel_setup(g, kp, d);
+  REQUIRE(one.blocks_per_sm == 1);
+  d.grid = one.slots;
+  const double full = models::estimate_kernel(models::kernel_setup(g, kp, d)).time_s;
+  d.grid = one.slots + 1;
+  const auto s2 = models::kernel_setup(g, kp, d);
+  const auto e2 = models::estimate_kernel(s2);
+  CHECK(e2.waves == 2);
+  CHECK(e2.time_s == Approx(2 * full).epsilon(0.05));
+  CHECK(models::simulate_kernel_work(g, kp, s2) == Approx(2 * full).epsilon(0.05));
+}
+
+TEST_CASE("an fp32 GEMM without tf32 runs at the FP32 rate times the SIMT efficiency",
+          "[analytic]") {
+  // 8192^3 fp32: 1.1 TFLOP on CUDA cores at 66.9 TFLOP/s x simt_efficiency_fp32 (0.75) = 50.2
+  // TFLOP/s, less wave quantization and tile overhead; tf32 runs on tensor cores, far faster.
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto p = predict(g, "gemm", {"m=8192", "n=8192", "k=8192", "dtype=fp32"});
+  const double simt = g.compute.vector.at(hw::Precision::kFp32) * g.param("simt_efficiency_fp32");
+  CHECK(p.bound == "compute");
+  CHECK(p.achieved_flops_per_s <= simt * 1.0001);
+  CHECK(p.achieved_flops_per_s >= 0.8 * simt);
+  const auto t = predict(g, "gemm", {"m=8192", "n=8192", "k=8192", "dtype=tf32"});
+  CHECK(t.time_s < p.time_s / 4);
+}
+
+TEST_CASE("a one-row GEMM (GEMV) is memory-bound", "[analytic]") {
+  // m=1, n=k=8192 bf16: 2 FLOP per 2-byte weight = 1 FLOP/B, far below the ridge point
+  // (989 TFLOP/s / 4.8 TB/s = 206 FLOP/B): the 134 MB of B must stream from HBM, at best at
+  // hbm_bandwidth x hbm_efficiency.
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto p = predict(g, "gemm", {"m=1", "n=8192", "k=8192"});
+  CHECK(p.bound == "hbm");
+  const double weights = 8192.0 * 8192 * 2;
+  CHECK(p.kernel_time_s >= weights / (g.memory.hbm_bandwidth * g.param("hbm_efficiency")));
+  CHECK(p.kernel_time_s <= 1.5 * weights / (g.memory.hbm_bandwidth * g.param("hbm_efficiency")));
+}
+
+TEST_CASE("a one-block kernel cannot use more than one SM's share of bandwidth", "[analytic]") {
+  // Little's law: one SM keeps at most max_inflight_bytes_per_sm in flight for hbm_latency, so
+  // its rate is <= 24576 B / 600 ns = 41 GB/s, whatever the HBM can do.
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const double limit = g.param("max_inflight_bytes_per_sm") / g.param("hbm_latency");
+  for (auto mode : {models::Mode::kFast, models::Mode::kDetailed}) {
+    const auto p =
+        predict(g, "custom", {"grid=1", "block=1024", "bytes_read=67108864", "ilp=8"}, mode);
+    const double work = p.detail["work_s"].get<double>();
+    CHECK(p.hbm_bytes / work <= limit * 1.0001);
+    CHECK(p.hbm_bytes / work >= 0.9 * limit);
+    CHECK(p.bound == "latency");
+  }
+}
+
+TEST_CASE("small ops are launch-bound", "[analytic]") {
+  // 1000 bf16 adds move 6 kB: nanoseconds of HBM time against microseconds of start-up and host
+  // dispatch (kernel_startup 2 us, host_launch_eager 8 us).
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto p =
+      models::predict_kernel(g, models::OpSpec::parse("elementwise", {"op=add", "n=1000"}),
+                             models::Mode::kFast, models::Timing::kPerCall);
+  CHECK(p.bound == "launch");
+  CHECK(p.per_call_time_s >= g.param("host_launch_eager") + g.param("kernel_startup"));
+}
