@@ -3,10 +3,13 @@
 // roofline.
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/gpu_loader.hpp"
+#include "workloads/e2e_compare.hpp"
 #include "workloads/study.hpp"
 
 namespace ridge::cli {
@@ -16,7 +19,31 @@ struct RunOutputs {
   std::string trace, svg, timeline_svg;
   std::vector<std::string> what_ifs;
   std::string mode;
+  std::string e2e_table, out_path, gpu = "h200";
 };
+
+// `ridge run --e2e-table validate/data/h200/e2e/e2e.json --out docs/e2e-validation.md`
+int e2e_table(const RunOutputs& o) {
+  std::ifstream in(o.e2e_table);
+  if (!in) throw std::invalid_argument("--e2e-table: cannot read " + o.e2e_table);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const hw::GpuSpec g = hw::find_gpu(o.gpu);
+  const auto rows = workloads::compare_e2e(doc, g);
+  const std::string md = workloads::e2e_markdown(rows, o.e2e_table, g.name);
+  if (!o.out_path.empty()) write_file_atomically(o.out_path, md);
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : rows)
+    j.push_back({{"id", r.id},
+                 {"op", r.op},
+                 {"measured_s", r.measured_s},
+                 {"predicted_s", r.predicted_s},
+                 {"error", r.error},
+                 {"measured_kernels", r.measured_kernels},
+                 {"predicted_kernels", r.predicted_kernels},
+                 {"bound", r.bound}});
+  emit(o.json, md, j);
+  return 0;
+}
 
 int run_study_file(const std::string& path, const RunOutputs& out) {
   workloads::Study study = workloads::load_study(path);
@@ -55,8 +82,11 @@ void register_run(CLI::App& app, Action& action) {
   auto path = std::make_shared<std::string>();
   auto out = std::make_shared<RunOutputs>();
   cmd->add_option("study", *path, "study file, e.g. configs/studies/default.yaml")
-      ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_option("--e2e-table", out->e2e_table,
+                  "instead of a study: predicted vs measured table of validate/e2e records");
+  cmd->add_option("--out", out->out_path, "with --e2e-table: write the Markdown table here");
+  cmd->add_option("--gpu", out->gpu, "with --e2e-table: the GPU the records were measured on");
   cmd->add_option(
       "--what-if", out->what_ifs,
       "NAME*FACTOR: a category/op kind (attention*2) or GPU figure (hbm_bandwidth*1.5)");
@@ -70,6 +100,10 @@ void register_run(CLI::App& app, Action& action) {
     action = [=] {
       RunOutputs o = *out;
       o.json = as_json->count() > 0;
+      if (!o.e2e_table.empty()) return e2e_table(o);
+      if (path->empty())
+        throw std::invalid_argument(
+            "run: a study file is required (e.g. configs/studies/default.yaml)");
       return run_study_file(*path, o);
     };
   });

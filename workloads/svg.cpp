@@ -56,9 +56,16 @@ std::string roofline_svg(const StudyResult& s) {
                           : peak / 16;
   const double bw = s.gpu.memory.hbm_bandwidth;
   const double x0 = -2, x1 = 5;  // log10 FLOP/B
-  const double y0 = 9, y1 = std::ceil(std::log10(peak) + 0.3);
+  double lo = peak;
+  for (const auto& r : s.results)
+    for (const auto& p : r.roofline)
+      if (p.time_s > 0 && p.flops > 0) lo = std::min(lo, p.flops / p.time_s);
+  const double y0 = std::max(3.0, std::floor(std::log10(lo))),
+               y1 = std::ceil(std::log10(peak) + 0.3);
   auto X = [&](double i) { return L + (std::log10(std::max(i, 1e-2)) - x0) / (x1 - x0) * pw; };
-  auto Y = [&](double f) { return Tm + ph - (std::log10(std::max(f, 1e9)) - y0) / (y1 - y0) * ph; };
+  auto Y = [&](double f) {
+    return Tm + ph - (std::log10(std::max(f, std::pow(10.0, y0))) - y0) / (y1 - y0) * ph;
+  };
   std::string o = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)",
       W, H);
@@ -165,10 +172,12 @@ std::string timeline_svg(const StudyResult& s) {
                       : seg.cls == "host_launch" ? "#bbbbbb"
                       : seg.op >= 0              ? colour(r.graph.op(seg.op).category)
                                                  : "#000";
-      body += fmt::format(
-          R"(<rect x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}" stroke="#e31a1c" stroke-width="0.6"/>)",
-          X(seg.t0_s), cy + 3, std::max(0.3, X(seg.t1_s) - X(seg.t0_s)), lane - 6, c);
+      body +=
+          fmt::format(R"(<rect x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)",
+                      X(seg.t0_s), cy + 3, std::max(0.3, X(seg.t1_s) - X(seg.t0_s)), lane - 6, c);
     }
+    body += fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="3" fill="#e31a1c"/>)", L,
+                        cy + lane - 2, pw);
     y = cy + lane + gapw;
   }
   const double H = y + 40;
@@ -177,14 +186,15 @@ std::string timeline_svg(const StudyResult& s) {
       W, H);
   o += fmt::format(R"(<rect width="{}" height="{:.0f}" fill="white"/>)", W, H);
   o += fmt::format(
-      R"(<text x="{}" y="25" font-size="15" text-anchor="middle">{} on {}: host and stream lanes; the critical path (red outline) below them</text>)",
-      W / 2, esc(s.results.empty() ? "" : s.results.front().spec.label), esc(s.gpu.name));
+      R"(<text x="{}" y="25" font-size="15" text-anchor="middle">{} on {}: host and stream lanes; below them the critical path (red rule), by class</text>)",
+      W / 2, esc(s.results.empty() ? "" : s.results.front().spec.label.substr(0, 0) + "step"),
+      esc(s.gpu.name));
   o += body;
   for (int k = 0; k <= 10; ++k) {
     const double t = tmax * k / 10;
     o += fmt::format(
         R"(<line x1="{:.1f}" y1="40" x2="{:.1f}" y2="{:.0f}" stroke="#ccc" stroke-dasharray="2,3"/><text x="{:.1f}" y="{:.0f}" text-anchor="middle">{:.2f} ms</text>)",
-        X(t), y - 20, X(t), X(t), y - 5, t * 1e3);
+        X(t), X(t), y - 20, X(t), y - 5, t * 1e3);
   }
   double lx = L;
   for (Category c : {Category::kGemm, Category::kAttention, Category::kElementwise,

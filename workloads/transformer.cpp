@@ -375,8 +375,11 @@ Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   // torch.optim.AdamW(fused=True): step counters (one _foreach_add_), then _fused_adamw_ over all
   // tensors in multi-tensor-apply chunks (one launch per chunk).
   e.elementwise("optimizer.step_count", "add", m.tensor_count(), "fp32");
-  const int chunks = static_cast<int>(
-      std::max<long long>(1, (m.parameter_count() + 65535LL * 320) / (65536LL * 320)));
+  // multi_tensor_apply: 65536-element chunks, at most 320 blocks and 36 tensors (depth-4 lists) per
+  // launch.
+  const long long by_chunks = (m.parameter_count() / 65536 + 320) / 320;
+  const long long by_tensors = (m.tensor_count() + 35) / 36;
+  const int chunks = static_cast<int>(std::max(by_chunks, by_tensors));
   e.kernel("optimizer.adamw", C::kOptimizer, "adamw",
            {{"params", m.parameter_count()}, {"grad_dtype", "fp32"}}, chunks);
   OpNode sync;
