@@ -1,0 +1,44 @@
+// The kernel model's cost: detailed mode (events and flows) for an 8192^3 bf16 GEMM on the H200
+// (target < 50 ms), and one uncached fast-mode prediction (target < 10 us). Figures:
+// bench/README.md.
+#include <benchmark/benchmark.h>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel_model.hpp"
+
+using namespace ridge;
+
+static void BM_DetailedGemm8192(benchmark::State& state) {
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto op = models::OpSpec::parse("gemm", {"m=8192", "n=8192", "k=8192", "dtype=bf16"});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(models::predict_kernel(g, op, models::Mode::kDetailed).time_s);
+  }
+}
+BENCHMARK(BM_DetailedGemm8192)->Unit(benchmark::kMillisecond);
+
+static void BM_FastUncached(benchmark::State& state, std::string kind, std::vector<std::string> p) {
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto op = models::OpSpec::parse(kind, p);
+  models::set_kernel_memo(false);
+  for (auto _ : state) benchmark::DoNotOptimize(models::predict_kernel(g, op).time_s);
+  models::set_kernel_memo(true);
+}
+BENCHMARK_CAPTURE(BM_FastUncached, gemm_8192, std::string("gemm"),
+                  std::vector<std::string>{"m=8192", "n=8192", "k=8192"})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_FastUncached, elementwise, std::string("elementwise"),
+                  std::vector<std::string>{"op=add", "n=100000000"})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_FastUncached, attention, std::string("attention"),
+                  std::vector<std::string>{"heads=32", "seq_q=4096", "causal=true"})
+    ->Unit(benchmark::kMicrosecond);
+
+static void BM_FastMemoHit(benchmark::State& state) {
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto op = models::OpSpec::parse("gemm", {"m=8192", "n=8192", "k=8192"});
+  for (auto _ : state) benchmark::DoNotOptimize(models::predict_kernel(g, op).time_s);
+}
+BENCHMARK(BM_FastMemoHit)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();
