@@ -29,7 +29,8 @@ int e2e_table(const RunOutputs& o) {
   const nlohmann::json doc = nlohmann::json::parse(in);
   const hw::GpuSpec g = hw::find_gpu(o.gpu);
   const auto rows = workloads::compare_e2e(doc, g);
-  const std::string md = workloads::e2e_markdown(rows, o.e2e_table, g.name);
+  const std::string md =
+      workloads::e2e_markdown(rows, o.e2e_table, g.name, g.param("host_launch_eager"));
   if (!o.out_path.empty()) write_file_atomically(o.out_path, md);
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)

@@ -18,13 +18,14 @@ struct E2eRow {
   double measured_s = 0, predicted_s = 0;
   double error = 0;  ///< (predicted - measured) / measured
   long long measured_kernels = -1, predicted_kernels = 0;
-  std::string bound;  ///< host-bound or GPU-bound, from the critical path
+  std::string bound;         ///< host-bound or GPU-bound, from the critical path
+  long long dispatches = 0;  ///< eager host dispatches (0 when replayed as a CUDA graph)
 };
 
 /// Rows for every record it knows how to rebuild; others are left out. `config_dir` holds models/.
 std::vector<E2eRow> compare_e2e(const nlohmann::json& records_doc, const hw::GpuSpec& gpu);
 /// A Markdown table of the rows, with the command that made it.
 std::string e2e_markdown(const std::vector<E2eRow>& rows, const std::string& source,
-                         const std::string& gpu_name);
+                         const std::string& gpu_name, double host_launch_eager_s = 0);
 
 }  // namespace ridge::workloads

@@ -45,7 +45,7 @@ class Run {
     for (const auto& r : ex.ops) ex.step_time_s = std::max(ex.step_time_s, r.end_s);
     ex.host_busy_s = host_busy_.seconds();
     ex.gpu_busy_s = gpu_busy_.seconds();
-    ex.kernels = g_.kernel_count();
+    ex.kernels = kernels_;
     return ex;
   }
 
@@ -74,6 +74,7 @@ class Run {
   Time launch_eager_, launch_cuda_, graph_per_kernel_, gap_;
   Time host_busy_, gpu_busy_;
   int next_ = 0;
+  long long kernels_ = 0;
   int host_prev_ = -1;
   int outstanding_ = 0;
   int last_gpu_end_op_ = -1;
@@ -84,15 +85,25 @@ class Run {
     return n.kind == NodeKind::kKernel || n.kind == NodeKind::kCopy || n.kind == NodeKind::kWait;
   }
 
-  Time launch_cost(int id, const OpNode& n) const {
+  // Kernels an op launches: the builder's count, or more where the kernel model says so (a split-K
+  // GEMM adds its reduce kernel).
+  int kernels_of(const OpNode& n) {
+    if (n.kind != NodeKind::kKernel) return n.kind == NodeKind::kCopy ? 1 : 0;
+    if (n.fixed_time_s > 0) return n.kernels;
+    return std::max(n.kernels, timer_.kernels(n.op));
+  }
+
+  Time launch_cost(int id, const OpNode& n) {
+    const int kernels = kernels_of(n);
+    kernels_ += kernels;
     if (n.kind == NodeKind::kWait) return Time::zero();
     if (g_.captured(id)) {
-      Time t = graph_per_kernel_ * std::max(0, n.kernels);
+      Time t = graph_per_kernel_ * std::max(0, kernels);
       if (id == g_.captured_begin) t += launch_cuda_;
       return t;
     }
     Time t = launch_eager_ * std::max(0, n.host_dispatches);
-    if (n.kernels > n.host_dispatches) t += launch_cuda_ * (n.kernels - n.host_dispatches);
+    if (kernels > n.host_dispatches) t += launch_cuda_ * (kernels - n.host_dispatches);
     return t;
   }
 

@@ -18,14 +18,21 @@ std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMod
   return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel).bound;
 }
 
-double OpTimer::time(const models::OpSpec& op) {
+const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
   std::string key = op.kind();
   key += ' ';
   key += op.params().dump();
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  const double t = op_time(gpu_, op, mode_);
-  memo_.emplace(std::move(key), t);
-  return t;
+  const models::KernelPrediction p =
+      models::predict_kernel(gpu_, op, to_mode(mode_), models::Timing::kKernel);
+  return memo_.emplace(std::move(key), Entry{p.kernel_time_s, p.kernels}).first->second;
+}
+
+double OpTimer::time(const models::OpSpec& op) {
+  return lookup(op).time_s;
+}
+int OpTimer::kernels(const models::OpSpec& op) {
+  return lookup(op).kernels;
 }
 
 }  // namespace ridge::workloads

@@ -26,12 +26,19 @@ class OpTimer {
  public:
   OpTimer(const hw::GpuSpec& gpu, TimingMode mode) : gpu_(gpu), mode_(mode) {}
   double time(const models::OpSpec& op);
+  /// Kernel launches the kernel model says the op makes (split-K reduce, multi-kernel ops).
+  int kernels(const models::OpSpec& op);
   const hw::GpuSpec& gpu() const { return gpu_; }
 
  private:
   const hw::GpuSpec& gpu_;
   TimingMode mode_;
-  std::unordered_map<std::string, double> memo_;
+  struct Entry {
+    double time_s;
+    int kernels;
+  };
+  const Entry& lookup(const models::OpSpec& op);
+  std::unordered_map<std::string, Entry> memo_;
 };
 
 }  // namespace ridge::workloads

@@ -90,7 +90,7 @@ std::string report_text(const StudyResult& s) {
     o += fmt::format(
         "step time {}; {} kernels from {} host dispatches; host busy {} ({:.0f}%), GPU busy {} "
         "({:.0f}%)\n",
-        ftime(T), r.graph.kernel_count(), r.graph.dispatch_count(), ftime(r.exec.host_busy_s),
+        ftime(T), r.exec.kernels, r.graph.dispatch_count(), ftime(r.exec.host_busy_s),
         100 * r.exec.host_busy_s / T, ftime(r.exec.gpu_busy_s), 100 * r.exec.gpu_busy_s / T);
     if (r.spec.kind == WorkloadKind::kTrain) {
       const double peak = s.gpu.matmul_peak(hw::Precision::kBf16);
@@ -179,7 +179,7 @@ nlohmann::json report_json(const StudyResult& s) {
     w["label"] = r.spec.label;
     w["description"] = describe(r.spec);
     w["step_time_s"] = r.exec.step_time_s;
-    w["kernels"] = r.graph.kernel_count();
+    w["kernels"] = r.exec.kernels;
     w["host_dispatches"] = r.graph.dispatch_count();
     w["host_busy_s"] = r.exec.host_busy_s;
     w["gpu_busy_s"] = r.exec.gpu_busy_s;
