@@ -88,10 +88,14 @@ std::string report_text(const StudyResult& s) {
     const double T = r.exec.step_time_s;
     o += fmt::format("\n== {} ==\n{}\n", r.spec.label, describe(r.spec));
     o += fmt::format(
-        "step time {}; {} kernels from {} host dispatches; host busy {} ({:.0f}%), GPU busy {} "
+        "step time {}; {} kernels from {}; host busy {} ({:.0f}%), GPU busy {} "
         "({:.0f}%)\n",
-        ftime(T), r.exec.kernels, r.graph.dispatch_count(), ftime(r.exec.host_busy_s),
-        100 * r.exec.host_busy_s / T, ftime(r.exec.gpu_busy_s), 100 * r.exec.gpu_busy_s / T);
+        ftime(T), r.exec.kernels,
+        r.graph.captured_end > r.graph.captured_begin
+            ? std::string("one CUDA graph launch")
+            : fmt::format("{} eager host dispatches", r.graph.dispatch_count()),
+        ftime(r.exec.host_busy_s), 100 * r.exec.host_busy_s / T, ftime(r.exec.gpu_busy_s),
+        100 * r.exec.gpu_busy_s / T);
     if (r.spec.kind == WorkloadKind::kTrain) {
       const double peak = s.gpu.matmul_peak(hw::Precision::kBf16);
       o += fmt::format(
