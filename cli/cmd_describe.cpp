@@ -12,17 +12,22 @@ namespace ridge::cli {
 namespace {
 std::string_view type_name(models::ParamType t) {
   switch (t) {
-    case models::ParamType::kInt: return "int";
-    case models::ParamType::kFloat: return "number";
-    case models::ParamType::kBool: return "bool";
-    case models::ParamType::kEnum: return "choice";
+    case models::ParamType::kInt:
+      return "int";
+    case models::ParamType::kFloat:
+      return "number";
+    case models::ParamType::kBool:
+      return "bool";
+    case models::ParamType::kEnum:
+      return "choice";
   }
   return "?";
 }
 }  // namespace
 
 void register_describe(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("describe", "the op vocabulary (ops) or the model parameters (params)");
+  auto* cmd =
+      app.add_subcommand("describe", "the op vocabulary (ops) or the model parameters (params)");
   auto what = std::make_shared<std::string>("ops");
   cmd->add_option("what", *what, "ops or params")->check(CLI::IsMember({"ops", "params"}));
   auto* as_json = add_json_flag(cmd);
@@ -36,10 +41,16 @@ void register_describe(CLI::App& app, Action& action) {
           Table t({"parameter", "type", "default", "meaning"});
           for (const auto& p : op.params) {
             std::string type(type_name(p.type));
-            if (p.type == models::ParamType::kEnum) type = fmt::format("{}", fmt::join(p.choices, "|"));
-            t.row({std::string(p.name), type, p.fallback.empty() ? "(required)" : std::string(p.fallback), std::string(p.meaning)});
-            params.push_back({{"name", p.name}, {"type", type_name(p.type)}, {"default", p.fallback},
-                              {"choices", p.choices}, {"meaning", p.meaning}});
+            if (p.type == models::ParamType::kEnum)
+              type = fmt::format("{}", fmt::join(p.choices, "|"));
+            t.row({std::string(p.name), type,
+                   p.fallback.empty() ? "(required)" : std::string(p.fallback),
+                   std::string(p.meaning)});
+            params.push_back({{"name", p.name},
+                              {"type", type_name(p.type)},
+                              {"default", p.fallback},
+                              {"choices", p.choices},
+                              {"meaning", p.meaning}});
           }
           text += fmt::format("{}: {}\n{}\n", op.kind, op.summary, t.str());
           j.push_back({{"op", op.kind}, {"summary", op.summary}, {"params", params}});
@@ -48,10 +59,15 @@ void register_describe(CLI::App& app, Action& action) {
         Table t({"parameter", "default", "range", "meaning"});
         for (const auto& p : hw::model_param_table()) {
           t.row({std::string(p.name), hw::format_quantity(p.fallback, p.dim),
-                 fmt::format("{} .. {}", hw::format_quantity(p.lo, p.dim), hw::format_quantity(p.hi, p.dim)),
+                 fmt::format("{} .. {}", hw::format_quantity(p.lo, p.dim),
+                             hw::format_quantity(p.hi, p.dim)),
                  std::string(p.meaning)});
-          j.push_back({{"name", p.name}, {"default", p.fallback}, {"unit", hw::base_unit(p.dim)},
-                       {"min", p.lo}, {"max", p.hi}, {"meaning", p.meaning}});
+          j.push_back({{"name", p.name},
+                       {"default", p.fallback},
+                       {"unit", hw::base_unit(p.dim)},
+                       {"min", p.lo},
+                       {"max", p.hi},
+                       {"meaning", p.meaning}});
         }
         text = t.str();
       }

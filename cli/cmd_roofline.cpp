@@ -46,7 +46,9 @@ void register_roofline(CLI::App& app, Action& action) {
   auto kind = std::make_shared<std::string>();
   auto params = std::make_shared<std::vector<std::string>>();
   auto gpu = std::make_shared<std::string>("h200");
-  cmd->add_option("op", *kind, "op kind: gemm, elementwise, softmax, layernorm, rmsnorm, attention, copy, ...")->required();
+  cmd->add_option("op", *kind,
+                  "op kind: gemm, elementwise, softmax, layernorm, rmsnorm, attention, copy, ...")
+      ->required();
   cmd->add_option("params", *params, "key=value parameters (see `ridge describe ops`)");
   cmd->add_option("--gpu", *gpu, "GPU name, alias or config file")->capture_default_str();
   auto* as_json = add_json_flag(cmd);
@@ -58,7 +60,10 @@ void register_roofline(CLI::App& app, Action& action) {
       nlohmann::json j = roofline_json(op, r);
       j["gpu"] = g.name;
       j["provenance"] = provenance(g.files);
-      emit(as_json->count() > 0, fmt::format("{} on {}\n", op.kind(), g.name) + roofline_text(op, r) + "\n" + provenance_text(g.files), j);
+      emit(as_json->count() > 0,
+           fmt::format("{} on {}\n", op.kind(), g.name) + roofline_text(op, r) + "\n" +
+               provenance_text(g.files),
+           j);
       return 0;
     };
   });

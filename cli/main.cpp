@@ -9,7 +9,8 @@
 #include "hw/config.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"ridge: a GPU performance model and simulator. `ridge` alone runs the default study."};
+  CLI::App app{
+      "ridge: a GPU performance model and simulator. `ridge` alone runs the default study."};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", RIDGE_VERSION);
   ridge::cli::Action action;

@@ -20,13 +20,16 @@ namespace ridge::cli {
 std::string Table::str() const {
   std::vector<size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& r) {
-    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);
   // Right-align cells that are plain numbers (digits, sign, point, exponent, percent).
   auto numeric = [](const std::string& s) {
-    if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+')) return false;
+    if (s.empty() ||
+        !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+'))
+      return false;
     return s.find_first_not_of("0123456789.-+eE%x") == std::string::npos;
   };
   std::string out;
@@ -60,7 +63,8 @@ nlohmann::json provenance(const std::vector<std::pair<std::string, std::string>>
 
 std::string provenance_text(const std::vector<std::pair<std::string, std::string>>& files) {
   std::string out;
-  for (const auto& [path, sha] : files) out += fmt::format("config: {} (sha256 {})\n", path, sha.substr(0, 16));
+  for (const auto& [path, sha] : files)
+    out += fmt::format("config: {} (sha256 {})\n", path, sha.substr(0, 16));
   return out;
 }
 
@@ -84,9 +88,15 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
-std::string fmt_rate(double v) { return hw::format_quantity(v, hw::Dimension::kFlopRate); }
-std::string fmt_bw(double v) { return hw::format_quantity(v, hw::Dimension::kBandwidth); }
-std::string fmt_time(double v) { return hw::format_quantity(v, hw::Dimension::kTime); }
+std::string fmt_rate(double v) {
+  return hw::format_quantity(v, hw::Dimension::kFlopRate);
+}
+std::string fmt_bw(double v) {
+  return hw::format_quantity(v, hw::Dimension::kBandwidth);
+}
+std::string fmt_time(double v) {
+  return hw::format_quantity(v, hw::Dimension::kTime);
+}
 std::string fmt_bytes(double v) {
   if (v >= 1e9) return fmt::format("{:.2f} GB", v / 1e9);
   if (v >= 1e6) return fmt::format("{:.2f} MB", v / 1e6);

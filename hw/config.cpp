@@ -14,7 +14,8 @@
 namespace ridge::hw {
 
 std::string ConfigError::str() const {
-  return fmt::format("{}:{}:{}: {}: {}", file, line, column, path.empty() ? "(top)" : path, message);
+  return fmt::format("{}:{}:{}: {}: {}", file, line, column, path.empty() ? "(top)" : path,
+                     message);
 }
 
 namespace {
@@ -49,7 +50,8 @@ ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mar
       n.kind = ConfigNode::Kind::kMap;
       for (const auto& kv : y) {
         std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("<non-scalar key>");
-        // A value's own mark points at the value; a null value has no useful mark, so use the key's.
+        // A value's own mark points at the value; a null value has no useful mark, so use the
+        // key's.
         const YAML::Mark m = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
         ConfigNode child = convert(kv.second, file, m);
         if (kv.second.IsNull()) {
@@ -61,8 +63,8 @@ ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mar
         auto dup = std::find_if(n.entries.begin(), n.entries.end(),
                                 [&](const auto& e) { return e.first == key; });
         if (dup != n.entries.end()) {
-          throw ConfigException({{file, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key,
-                                  "duplicate key"}});
+          throw ConfigException(
+              {{file, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key, "duplicate key"}});
         }
         n.entries.push_back(ConfigEntry{std::move(key), std::move(child)});
       }
@@ -91,7 +93,8 @@ ConfigNode parse_yaml(const std::string& text, const std::string& file) {
     YAML::Node y = YAML::Load(text);
     return convert(y, file, y.Mark());
   } catch (const YAML::Exception& e) {
-    throw ConfigException({{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg}});
+    throw ConfigException(
+        {{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg}});
   }
 }
 
@@ -117,8 +120,9 @@ void load_recursive(const std::filesystem::path& path, std::vector<std::string>&
   std::error_code ec;
   const std::string canon = std::filesystem::weakly_canonical(path, ec).string();
   if (std::find(chain.begin(), chain.end(), canon) != chain.end()) {
-    throw ConfigException({{from ? from->file : shown, from ? from->line : 1, from ? from->column : 1,
-                            "base", fmt::format("base cycle: '{}' is already being loaded", shown)}});
+    throw ConfigException(
+        {{from ? from->file : shown, from ? from->line : 1, from ? from->column : 1, "base",
+          fmt::format("base cycle: '{}' is already being loaded", shown)}});
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -181,7 +185,10 @@ void ErrorSink::throw_if_any() const {
 MapReader::MapReader(const ConfigNode& node, std::string path, ErrorSink& sink,
                      std::vector<std::pair<std::string, std::string>>* sources,
                      std::string inherited_source)
-    : node_(node), path_(std::move(path)), sink_(sink), sources_(sources),
+    : node_(node),
+      path_(std::move(path)),
+      sink_(sink),
+      sources_(sources),
       source_(std::move(inherited_source)) {
   if (node_.kind != ConfigNode::Kind::kMap && node_.kind != ConfigNode::Kind::kNull) {
     sink_.add(node_, path_, "expected a map of keys");
@@ -201,7 +208,9 @@ void MapReader::note(std::string_view key) {
   if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
 }
 
-bool MapReader::has(std::string_view key) const { return node_.find(key) != nullptr; }
+bool MapReader::has(std::string_view key) const {
+  return node_.find(key) != nullptr;
+}
 
 const ConfigNode* MapReader::child(std::string_view key, bool required) {
   note(key);
@@ -236,7 +245,8 @@ const ConfigNode* MapReader::figure(std::string_view key, bool required) {
   }
   if (sources_) {
     if (src.empty()) {
-      sink_.add(*c, key_path(key), "no source for this figure (give 'source:' beside it or in its map)");
+      sink_.add(*c, key_path(key),
+                "no source for this figure (give 'source:' beside it or in its map)");
     } else {
       sources_->emplace_back(key_path(key), src);
     }
@@ -271,12 +281,14 @@ long long MapReader::integer(std::string_view key, std::optional<long long> fall
   if (!c) return fallback.value_or(0);
   ParsedQuantity q = parse_quantity(c->scalar, Dimension::kCount);
   if (!q.error.empty() || q.value != std::floor(q.value) || std::fabs(q.value) > 9e15) {
-    sink_.add(*c, key_path(key), fmt::format("wrong type: expected an integer, got '{}'", c->scalar));
+    sink_.add(*c, key_path(key),
+              fmt::format("wrong type: expected an integer, got '{}'", c->scalar));
     return fallback.value_or(0);
   }
   const auto v = static_cast<long long>(q.value);
   if (v < lo || v > hi) {
-    sink_.add(*c, key_path(key), fmt::format("value out of range: {} is not in [{}, {}]", v, lo, hi));
+    sink_.add(*c, key_path(key),
+              fmt::format("value out of range: {} is not in [{}, {}]", v, lo, hi));
   }
   return v;
 }
@@ -464,7 +476,14 @@ std::string sha256_hex(const std::string& bytes) {
       b = a;
       a = t1 + t2;
     }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
   }
   std::string out;
   for (uint32_t v : h) out += fmt::format("{:08x}", v);

@@ -47,11 +47,11 @@ struct ConfigNode {
   Kind kind = Kind::kNull;
   std::string scalar;
   std::vector<ConfigEntry> entries;  ///< map entries, in file order
-  std::vector<ConfigNode> items;                            ///< sequence items
+  std::vector<ConfigNode> items;     ///< sequence items
   std::string file;
   int line = 0;
   int column = 0;
-  int key_line = 0;    ///< where this value's key stands, for map entries
+  int key_line = 0;  ///< where this value's key stands, for map entries
   int key_column = 0;
 
   const ConfigNode* find(std::string_view key) const;
@@ -107,8 +107,8 @@ class MapReader {
   /// The child node (marked used), or nullptr; a missing required key is reported.
   const ConfigNode* child(std::string_view key, bool required);
   /// A quantity in base units; `lo`/`hi` bound it inclusively. Missing and no default: error.
-  double quantity(std::string_view key, Dimension dim, std::optional<double> fallback = std::nullopt,
-                  double lo = 0.0, double hi = 1e30);
+  double quantity(std::string_view key, Dimension dim,
+                  std::optional<double> fallback = std::nullopt, double lo = 0.0, double hi = 1e30);
   /// An integer in [lo, hi].
   long long integer(std::string_view key, std::optional<long long> fallback = std::nullopt,
                     long long lo = 0, long long hi = (1LL << 53));

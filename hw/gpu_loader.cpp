@@ -13,14 +13,22 @@ namespace ridge::hw {
 
 std::string_view precision_name(Precision p) {
   switch (p) {
-    case Precision::kFp64: return "fp64";
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp8: return "fp8";
-    case Precision::kFp4: return "fp4";
-    case Precision::kInt8: return "int8";
+    case Precision::kFp64:
+      return "fp64";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kFp4:
+      return "fp4";
+    case Precision::kInt8:
+      return "int8";
   }
   return "?";
 }
@@ -45,8 +53,10 @@ void read_rates(std::optional<MapReader> m, std::map<Precision, double>& out,
   if (!m) return;
   for (Precision p : allowed) {
     const std::string key(precision_name(p));
-    if (m->has(key)) out[p] = m->quantity(key, Dimension::kFlopRate, std::nullopt, 1e9, 1e18);
-    else m->ignore(key);
+    if (m->has(key))
+      out[p] = m->quantity(key, Dimension::kFlopRate, std::nullopt, 1e9, 1e18);
+    else
+      m->ignore(key);
   }
   m->finish();
 }
@@ -74,21 +84,34 @@ GpuSpec read_gpu_spec(const LoadedConfig& config) {
     SmSpec& s = g.sm;
     s.count = static_cast<int>(sm->integer("count", std::nullopt, 1, 1024));
     s.warp_size = static_cast<int>(sm->integer("warp_size", 32, 1, 128));
-    s.max_threads_per_sm = static_cast<int>(sm->integer("max_threads_per_sm", std::nullopt, 32, 8192));
+    s.max_threads_per_sm =
+        static_cast<int>(sm->integer("max_threads_per_sm", std::nullopt, 32, 8192));
     s.max_warps_per_sm = static_cast<int>(sm->integer("max_warps_per_sm", std::nullopt, 1, 256));
     s.max_blocks_per_sm = static_cast<int>(sm->integer("max_blocks_per_sm", std::nullopt, 1, 256));
-    s.max_threads_per_block = static_cast<int>(sm->integer("max_threads_per_block", std::nullopt, 32, 8192));
-    s.registers_per_sm = static_cast<int>(sm->integer("registers_per_sm", std::nullopt, 1024, 1 << 20));
-    s.max_registers_per_block = static_cast<int>(sm->integer("max_registers_per_block", std::nullopt, 1024, 1 << 20));
-    s.max_registers_per_thread = static_cast<int>(sm->integer("max_registers_per_thread", std::nullopt, 16, 1024));
-    s.register_allocation_unit = static_cast<int>(sm->integer("register_allocation_unit", std::nullopt, 1, 4096));
-    s.shared_memory_per_sm = sm->quantity("shared_memory_per_sm", Dimension::kBytes, std::nullopt, 1024, 64.0 * 1048576);
-    s.max_shared_memory_per_block = sm->quantity("max_shared_memory_per_block", Dimension::kBytes, std::nullopt, 1024, 64.0 * 1048576);
-    s.default_shared_memory_per_block = sm->quantity("default_shared_memory_per_block", Dimension::kBytes, 49152.0, 1024, 64.0 * 1048576);
-    s.reserved_shared_memory_per_block = sm->quantity("reserved_shared_memory_per_block", Dimension::kBytes, std::nullopt, 0, 65536);
-    s.shared_memory_allocation_unit = sm->quantity("shared_memory_allocation_unit", Dimension::kBytes, std::nullopt, 1, 65536);
-    s.shared_memory_carveouts = sm->quantity_list("shared_memory_carveouts", Dimension::kBytes, true);
-    s.l1_shared_per_sm = sm->quantity("l1_shared_per_sm", Dimension::kBytes, std::nullopt, 1024, 64.0 * 1048576);
+    s.max_threads_per_block =
+        static_cast<int>(sm->integer("max_threads_per_block", std::nullopt, 32, 8192));
+    s.registers_per_sm =
+        static_cast<int>(sm->integer("registers_per_sm", std::nullopt, 1024, 1 << 20));
+    s.max_registers_per_block =
+        static_cast<int>(sm->integer("max_registers_per_block", std::nullopt, 1024, 1 << 20));
+    s.max_registers_per_thread =
+        static_cast<int>(sm->integer("max_registers_per_thread", std::nullopt, 16, 1024));
+    s.register_allocation_unit =
+        static_cast<int>(sm->integer("register_allocation_unit", std::nullopt, 1, 4096));
+    s.shared_memory_per_sm =
+        sm->quantity("shared_memory_per_sm", Dimension::kBytes, std::nullopt, 1024, 64.0 * 1048576);
+    s.max_shared_memory_per_block = sm->quantity("max_shared_memory_per_block", Dimension::kBytes,
+                                                 std::nullopt, 1024, 64.0 * 1048576);
+    s.default_shared_memory_per_block = sm->quantity(
+        "default_shared_memory_per_block", Dimension::kBytes, 49152.0, 1024, 64.0 * 1048576);
+    s.reserved_shared_memory_per_block =
+        sm->quantity("reserved_shared_memory_per_block", Dimension::kBytes, std::nullopt, 0, 65536);
+    s.shared_memory_allocation_unit =
+        sm->quantity("shared_memory_allocation_unit", Dimension::kBytes, std::nullopt, 1, 65536);
+    s.shared_memory_carveouts =
+        sm->quantity_list("shared_memory_carveouts", Dimension::kBytes, true);
+    s.l1_shared_per_sm =
+        sm->quantity("l1_shared_per_sm", Dimension::kBytes, std::nullopt, 1024, 64.0 * 1048576);
     s.fp32_lanes_per_sm = static_cast<int>(sm->integer("fp32_lanes_per_sm", std::nullopt, 1, 4096));
     s.schedulers_per_sm = static_cast<int>(sm->integer("schedulers_per_sm", std::nullopt, 1, 16));
     if (s.max_warps_per_sm * s.warp_size != s.max_threads_per_sm && s.warp_size > 0) {
@@ -109,9 +132,11 @@ GpuSpec read_gpu_spec(const LoadedConfig& config) {
   }
   if (auto m = gpu->map("memory")) {
     g.memory.l2_size = m->quantity("l2_size", Dimension::kBytes, std::nullopt, 1024, 1e12);
-    g.memory.l2_bandwidth = m->quantity("l2_bandwidth", Dimension::kBandwidth, std::nullopt, 1e9, 1e15);
+    g.memory.l2_bandwidth =
+        m->quantity("l2_bandwidth", Dimension::kBandwidth, std::nullopt, 1e9, 1e15);
     g.memory.hbm_size = m->quantity("hbm_size", Dimension::kBytes, std::nullopt, 1e6, 1e15);
-    g.memory.hbm_bandwidth = m->quantity("hbm_bandwidth", Dimension::kBandwidth, std::nullopt, 1e9, 1e15);
+    g.memory.hbm_bandwidth =
+        m->quantity("hbm_bandwidth", Dimension::kBandwidth, std::nullopt, 1e9, 1e15);
     g.memory.hbm_type = m->text("hbm_type", std::string{});
     m->finish();
   }
@@ -124,17 +149,21 @@ GpuSpec read_gpu_spec(const LoadedConfig& config) {
     read_rates(c->map("tensor_sparse", false), g.compute.tensor_sparse,
                {Precision::kTf32, Precision::kFp16, Precision::kBf16, Precision::kFp8,
                 Precision::kFp4, Precision::kInt8});
-    g.compute.special_function = c->quantity("special_function", Dimension::kFlopRate, 0.0, 0.0, 1e18);
+    g.compute.special_function =
+        c->quantity("special_function", Dimension::kFlopRate, 0.0, 0.0, 1e18);
     if (!g.compute.vector.count(Precision::kFp32)) {
       sink.add(c->node(), c->key_path("vector.fp32"), "missing required key");
     }
     c->finish();
   }
   if (auto i = gpu->map("interconnect")) {
-    g.interconnect.pcie_generation = static_cast<int>(i->integer("pcie_generation", std::nullopt, 1, 8));
-    g.interconnect.pcie_bandwidth = i->quantity("pcie_bandwidth", Dimension::kBandwidth, std::nullopt, 1e8, 1e13);
+    g.interconnect.pcie_generation =
+        static_cast<int>(i->integer("pcie_generation", std::nullopt, 1, 8));
+    g.interconnect.pcie_bandwidth =
+        i->quantity("pcie_bandwidth", Dimension::kBandwidth, std::nullopt, 1e8, 1e13);
     g.interconnect.nvlink_links = static_cast<int>(i->integer("nvlink_links", 0, 0, 64));
-    g.interconnect.nvlink_bandwidth = i->quantity("nvlink_bandwidth", Dimension::kBandwidth, 0.0, 0.0, 1e14);
+    g.interconnect.nvlink_bandwidth =
+        i->quantity("nvlink_bandwidth", Dimension::kBandwidth, 0.0, 0.0, 1e14);
     i->finish();
   }
   if (gpu->has("model")) {
@@ -157,7 +186,9 @@ GpuSpec read_gpu_spec(const LoadedConfig& config) {
   return g;
 }
 
-GpuSpec load_gpu_spec(const std::string& path) { return read_gpu_spec(load_config_file(path)); }
+GpuSpec load_gpu_spec(const std::string& path) {
+  return read_gpu_spec(load_config_file(path));
+}
 
 std::string config_dir() {
   if (const char* env = std::getenv("RIDGE_CONFIG_DIR"); env && *env) return env;

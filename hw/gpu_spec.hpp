@@ -26,18 +26,18 @@ struct SmSpec {
   int max_warps_per_sm = 0;
   int max_blocks_per_sm = 0;
   int max_threads_per_block = 0;
-  int registers_per_sm = 0;           ///< 32-bit registers
+  int registers_per_sm = 0;  ///< 32-bit registers
   int max_registers_per_block = 0;
   int max_registers_per_thread = 0;
-  int register_allocation_unit = 0;   ///< registers, allocated per warp in multiples of this
-  double shared_memory_per_sm = 0;    ///< bytes, largest carveout
-  double max_shared_memory_per_block = 0;      ///< bytes, opt-in maximum
-  double default_shared_memory_per_block = 0;  ///< bytes, without opt-in
-  double reserved_shared_memory_per_block = 0; ///< bytes the driver reserves per resident block
-  double shared_memory_allocation_unit = 0;    ///< bytes
-  std::vector<double> shared_memory_carveouts; ///< bytes, the shared-memory sizes an SM supports
-  double l1_shared_per_sm = 0;                 ///< bytes, combined L1 and shared memory
-  int fp32_lanes_per_sm = 0;                   ///< FP32 FMA lanes per SM (non-tensor)
+  int register_allocation_unit = 0;        ///< registers, allocated per warp in multiples of this
+  double shared_memory_per_sm = 0;         ///< bytes, largest carveout
+  double max_shared_memory_per_block = 0;  ///< bytes, opt-in maximum
+  double default_shared_memory_per_block = 0;   ///< bytes, without opt-in
+  double reserved_shared_memory_per_block = 0;  ///< bytes the driver reserves per resident block
+  double shared_memory_allocation_unit = 0;     ///< bytes
+  std::vector<double> shared_memory_carveouts;  ///< bytes, the shared-memory sizes an SM supports
+  double l1_shared_per_sm = 0;                  ///< bytes, combined L1 and shared memory
+  int fp32_lanes_per_sm = 0;                    ///< FP32 FMA lanes per SM (non-tensor)
   int schedulers_per_sm = 4;  ///< sub-partitions, each with a quarter of the register file
 };
 
@@ -47,23 +47,23 @@ struct ClockSpec {
 };
 
 struct MemorySpec {
-  double l2_size = 0;          ///< bytes
-  double l2_bandwidth = 0;     ///< B/s, all SMs together
-  double hbm_size = 0;         ///< bytes
-  double hbm_bandwidth = 0;    ///< B/s, datasheet peak
+  double l2_size = 0;        ///< bytes
+  double l2_bandwidth = 0;   ///< B/s, all SMs together
+  double hbm_size = 0;       ///< bytes
+  double hbm_bandwidth = 0;  ///< B/s, datasheet peak
   std::string hbm_type;
 };
 
 /// Peak dense rates in FLOP/s (OP/s for int8) at the boost clock; 0 where the chip lacks the unit.
 struct ComputeSpec {
-  std::map<Precision, double> vector;        ///< CUDA cores (FP64, FP32, FP16 non-tensor)
-  std::map<Precision, double> tensor_dense;  ///< tensor cores, dense
-  std::map<Precision, double> tensor_sparse; ///< tensor cores with 2:4 structured sparsity
-  double special_function = 0;               ///< SFU ops/s (exp, rsqrt, ...)
+  std::map<Precision, double> vector;         ///< CUDA cores (FP64, FP32, FP16 non-tensor)
+  std::map<Precision, double> tensor_dense;   ///< tensor cores, dense
+  std::map<Precision, double> tensor_sparse;  ///< tensor cores with 2:4 structured sparsity
+  double special_function = 0;                ///< SFU ops/s (exp, rsqrt, ...)
 };
 
 struct InterconnectSpec {
-  double pcie_bandwidth = 0;    ///< B/s per direction
+  double pcie_bandwidth = 0;  ///< B/s per direction
   int pcie_generation = 0;
   double nvlink_bandwidth = 0;  ///< B/s per direction, all links together
   int nvlink_links = 0;

@@ -7,16 +7,21 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 23> kParams = {{
+constexpr std::array<ModelParamDecl, 25> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
      "fraction of datasheet HBM bandwidth a well-formed streaming kernel sustains"},
+    // Strided reads on the H200 whose elements are 64 B or more apart take twice the time their
+    // 32-byte sectors predict (validate/data/h200/kernels.json, stride 16-32 fp32 and 32 bf16):
+    // HBM is read in 64-byte atoms.
+    {"hbm_access_bytes", Dimension::kBytes, 64, 32, 256, "bytes HBM delivers per access (atom)"},
     {"l2_efficiency", Dimension::kFraction, 0.80, 0.1, 1.0,
      "fraction of the L2 bandwidth figure sustained by L2-resident re-reads"},
     // Hopper load-to-use latency, pointer chase: ~480-570 ns HBM, ~200-270 ns L2 (Chips and
     // Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth", 2023, H100 PCIe).
-    {"hbm_latency", Dimension::kTime, 600e-9, 50e-9, 5e-6, "load latency from HBM under light load"},
+    {"hbm_latency", Dimension::kTime, 600e-9, 50e-9, 5e-6,
+     "load latency from HBM under light load"},
     {"l2_latency", Dimension::kTime, 260e-9, 20e-9, 2e-6, "load latency of an L2 hit"},
     {"l1_latency", Dimension::kTime, 20e-9, 1e-9, 500e-9, "load latency of an L1 hit"},
     // Bytes one SM can keep in flight to memory: bounds bandwidth at low occupancy by Little's law.
@@ -29,22 +34,30 @@ constexpr std::array<ModelParamDecl, 23> kParams = {{
      "independent memory requests per warp in flight for a simple streaming kernel"},
     // Launch costs: a bare cudaLaunchKernel costs a few microseconds of host time; PyTorch eager
     // dispatch of one op is several times that (measured by validate/ on the H200 and fitted).
-    {"host_launch_cuda", Dimension::kTime, 2.5e-6, 0.1e-6, 100e-6, "host time of one cudaLaunchKernel"},
+    {"host_launch_cuda", Dimension::kTime, 2.5e-6, 0.1e-6, 100e-6,
+     "host time of one cudaLaunchKernel"},
     {"host_launch_eager", Dimension::kTime, 8e-6, 0.1e-6, 200e-6,
      "host time of one eager framework op that launches one kernel"},
     {"graph_launch_per_kernel", Dimension::kTime, 0.5e-6, 0.0, 20e-6,
      "host time per kernel node when a CUDA graph is replayed"},
     {"kernel_gap", Dimension::kTime, 1.0e-6, 0.0, 50e-6,
      "GPU-side gap between back-to-back dependent kernels on one stream"},
+    {"graph_kernel_gap", Dimension::kTime, 0.2e-6, 0.0, 50e-6,
+     "GPU-side gap between kernels replayed from one CUDA graph"},
     {"kernel_startup", Dimension::kTime, 2.0e-6, 0.0, 50e-6,
      "GPU time from a kernel starting to its first blocks running, plus its drain"},
     // Large-GEMM fraction of dense tensor peak: 788 TFLOP/s of 989 for bf16 8192^3 on the lent H200
     // (KINDS.md, 2026-10-28) is 0.80; the others start at the same until calibrated.
-    {"tensor_efficiency_fp16", Dimension::kFraction, 0.80, 0.05, 1.0, "large-GEMM fraction of fp16 tensor peak"},
-    {"tensor_efficiency_bf16", Dimension::kFraction, 0.80, 0.05, 1.0, "large-GEMM fraction of bf16 tensor peak"},
-    {"tensor_efficiency_tf32", Dimension::kFraction, 0.75, 0.05, 1.0, "large-GEMM fraction of tf32 tensor peak"},
-    {"tensor_efficiency_fp8", Dimension::kFraction, 0.70, 0.05, 1.0, "large-GEMM fraction of fp8 tensor peak"},
-    {"simt_efficiency_fp32", Dimension::kFraction, 0.75, 0.05, 1.0, "large-SGEMM fraction of FP32 peak (no tensor cores)"},
+    {"tensor_efficiency_fp16", Dimension::kFraction, 0.80, 0.05, 1.0,
+     "large-GEMM fraction of fp16 tensor peak"},
+    {"tensor_efficiency_bf16", Dimension::kFraction, 0.80, 0.05, 1.0,
+     "large-GEMM fraction of bf16 tensor peak"},
+    {"tensor_efficiency_tf32", Dimension::kFraction, 0.75, 0.05, 1.0,
+     "large-GEMM fraction of tf32 tensor peak"},
+    {"tensor_efficiency_fp8", Dimension::kFraction, 0.70, 0.05, 1.0,
+     "large-GEMM fraction of fp8 tensor peak"},
+    {"simt_efficiency_fp32", Dimension::kFraction, 0.75, 0.05, 1.0,
+     "large-SGEMM fraction of FP32 peak (no tensor cores)"},
     {"vector_efficiency", Dimension::kFraction, 0.70, 0.05, 1.0,
      "fraction of CUDA-core peak reached by non-GEMM arithmetic (elementwise, reductions)"},
     // A GEMM tile's fixed cost: prologue (first loads, pipeline fill) and epilogue (write-back).
@@ -56,14 +69,19 @@ constexpr std::array<ModelParamDecl, 23> kParams = {{
      "bytes per SM clock one SM can move to or from L2"},
     // Host copies: pinned memory reaches ~85% of PCIe line rate; pageable goes through a staging
     // buffer and reaches far less (CUDA C++ Best Practices Guide, "Pinned Memory").
-    {"pcie_efficiency_pinned", Dimension::kFraction, 0.85, 0.05, 1.0, "fraction of PCIe rate for pinned copies"},
-    {"pcie_efficiency_pageable", Dimension::kFraction, 0.40, 0.01, 1.0, "fraction of PCIe rate for pageable copies"},
-    {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6, "fixed cost of one cudaMemcpyAsync, host or device"},
+    {"pcie_efficiency_pinned", Dimension::kFraction, 0.85, 0.05, 1.0,
+     "fraction of PCIe rate for pinned copies"},
+    {"pcie_efficiency_pageable", Dimension::kFraction, 0.40, 0.01, 1.0,
+     "fraction of PCIe rate for pageable copies"},
+    {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6,
+     "fixed cost of one cudaMemcpyAsync, host or device"},
 }};
 
 }  // namespace
 
-std::span<const ModelParamDecl> model_param_table() { return kParams; }
+std::span<const ModelParamDecl> model_param_table() {
+  return kParams;
+}
 
 const ModelParamDecl* find_model_param(std::string_view name) {
   for (const auto& p : kParams)

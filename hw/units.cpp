@@ -121,7 +121,8 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension dim) {
     return out;
   }
   if (unit.empty()) {
-    out.error = fmt::format("value without a unit: expected {}, got '{}'", expected_units(dim), text);
+    out.error =
+        fmt::format("value without a unit: expected {}, got '{}'", expected_units(dim), text);
     return out;
   }
   if (matches_base(unit, dim)) {
@@ -177,7 +178,8 @@ std::string format_quantity(double value, Dimension dim) {
     static constexpr std::array<std::pair<double, std::string_view>, 4> kBin = {
         {{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}}};
     for (auto [f, name] : kBin) {
-      if (std::fabs(value) >= f && std::fmod(value, f) == 0.0) return fmt::format("{:g} {}", value / f, name);
+      if (std::fabs(value) >= f && std::fmod(value, f) == 0.0)
+        return fmt::format("{:g} {}", value / f, name);
     }
   }
   static constexpr std::array<std::pair<double, std::string_view>, 5> kDec = {

@@ -18,6 +18,13 @@ double sector_amplification(int elem_bytes, int stride) {
          sectors_per_request(elem_bytes, 1);
 }
 
+double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes) {
+  // Contiguous streams use every byte of each atom (neighbouring requests take the rest); only
+  // elements an atom or more apart leave the rest of each atom unused.
+  const double gap = static_cast<double>(std::max(1, elem_bytes)) * std::max(1, stride);
+  return gap >= atom_bytes ? std::max(1.0, atom_bytes / 32.0) : 1.0;
+}
+
 namespace {
 
 double tensor_peak(const hw::GpuSpec& gpu, hw::Precision p) {
@@ -68,6 +75,8 @@ KernelParams kernel_params(const hw::GpuSpec& g) {
   k.gemm_tile_overhead = g.param("gemm_tile_overhead");
   k.kernel_startup = g.param("kernel_startup");
   k.kernel_gap = g.param("kernel_gap");
+  k.graph_kernel_gap = g.param("graph_kernel_gap");
+  k.hbm_access_bytes = g.param("hbm_access_bytes");
   k.host_launch_cuda = g.param("host_launch_cuda");
   k.host_launch_eager = g.param("host_launch_eager");
   k.graph_launch_per_kernel = g.param("graph_launch_per_kernel");
@@ -126,7 +135,10 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   const double hbm_reads_total = unique + (total_reads - unique) * (1.0 - s.l2_hit);
   const double read_fraction = total_reads > 0 ? hbm_reads_total / total_reads : 0.0;
   s.l2_bytes = reads + writes;
-  s.hbm_bytes = reads * read_fraction + writes;  // writes are written back to HBM
+  // HBM is read in atoms larger than an L2 sector: elements further apart than a sector each cost a
+  // whole atom from HBM (twice the sector's bytes for 64-byte atoms).
+  const double dram_amp = hbm_atom_amplification(d.elem_bytes, d.stride, k.hbm_access_bytes);
+  s.hbm_bytes = reads * read_fraction * dram_amp + writes;  // writes are written back to HBM
 
   s.l2_latency_s = k.l2_latency;
   s.hbm_latency_s = std::max(k.hbm_latency, s.l2_latency_s);

@@ -65,6 +65,8 @@ struct KernelDesc {
 int sectors_per_request(int elem_bytes, int stride);
 /// Traffic per useful byte: sectors_per_request(elem, stride) / sectors_per_request(elem, 1).
 double sector_amplification(int elem_bytes, int stride);
+/// Extra HBM traffic of a strided warp request: HBM atoms fetched over the sectors' bytes (>= 1).
+double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes);
 
 /// The model parameters the kernel model reads, looked up once per prediction (gpu.param is a map
 /// lookup; a GEMM's tile search evaluates dozens of candidate kernels).
@@ -72,7 +74,9 @@ struct KernelParams {
   double hbm_efficiency, l2_efficiency, hbm_latency, l2_latency, max_inflight_bytes_per_sm;
   double loads_in_flight_per_warp, sm_l2_bytes_per_cycle, vector_efficiency, simt_efficiency_fp32;
   double tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, gemm_tile_overhead;
-  double kernel_startup, kernel_gap, host_launch_cuda, host_launch_eager, graph_launch_per_kernel;
+  double hbm_access_bytes;
+  double kernel_startup, kernel_gap, graph_kernel_gap, host_launch_cuda, host_launch_eager,
+      graph_launch_per_kernel;
   double pcie_efficiency_pinned, pcie_efficiency_pageable, copy_latency;
 };
 KernelParams kernel_params(const hw::GpuSpec& gpu);

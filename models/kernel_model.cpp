@@ -162,6 +162,15 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
   p.kernels = static_cast<int>(std::min<long long>(plan.launches(), 1 << 30));
   p.kernel_time_s = lt.kernel_s;
   p.per_call_time_s = lt.per_call_s;
+  if (plan.kind == OpPlan::Kind::kLaunch) {
+    // The launch op reports the cost per kernel. Kernels issued live ("eager") or timed alone
+    // ("per_call") wait on the host: their GPU-side time is the host-paced time.
+    if (plan.launch_kind == "eager" || plan.launch_kind == "per_call")
+      p.kernel_time_s = lt.per_call_s;
+    const double n = static_cast<double>(std::max<long long>(plan.launch_count, 1));
+    p.kernel_time_s /= n;
+    p.per_call_time_s /= n;
+  }
   p.time_s = timing == Timing::kKernel ? p.kernel_time_s : p.per_call_time_s;
   // Launching (start-ups, gaps, host issue) outweighing the work makes the op launch-bound.
   const double overhead = p.time_s - work_sum;

@@ -1,7 +1,8 @@
 // Resident blocks per SM for a kernel, by CUDA's allocation rules as the CUDA Occupancy Calculator
 // (cuda_occupancy.h) applies them:
 //  - warps: a block takes ceil(threads / warp_size) warp slots;
-//  - registers: each warp is allocated registers_per_thread x warp_size rounded up to the allocation
+//  - registers: each warp is allocated registers_per_thread x warp_size rounded up to the
+//  allocation
 //    unit (256), from one of the SM's sub-partitions (a quarter of the register file each), so a
 //    sub-partition holds floor((registers_per_sm / partitions) / per_warp) warps;
 //  - shared memory: per block, static + dynamic + the driver's reserved 1 KiB, rounded up to the
@@ -35,10 +36,10 @@ struct Occupancy {
   double fraction = 0;  ///< resident warps / max warps
   Limiter limiter = Limiter::kNone;
   int by_warps = 0, by_registers = 0, by_shared = 0, by_blocks = 0;  ///< each limit in blocks
-  int registers_per_warp = 0;        ///< after rounding
-  double shared_per_block = 0;       ///< bytes after reservation and rounding
-  double shared_per_sm = 0;          ///< the carveout used
-  std::string error;                 ///< why the kernel cannot launch at all, if it cannot
+  int registers_per_warp = 0;                                        ///< after rounding
+  double shared_per_block = 0;  ///< bytes after reservation and rounding
+  double shared_per_sm = 0;     ///< the carveout used
+  std::string error;            ///< why the kernel cannot launch at all, if it cannot
 };
 
 Occupancy occupancy(const hw::SmSpec& sm, const KernelResources& k);

@@ -1,6 +1,6 @@
 // The op vocabulary: every op Ridge can time, with its named parameters, declared once. The names
-// are a contract shared by `ridge kernel`, `ridge roofline`, `ridge predict`, workload graphs and the
-// measurement records of validate/ (validate/README.md): extend, never rename.
+// are a contract shared by `ridge kernel`, `ridge roofline`, `ridge predict`, workload graphs and
+// the measurement records of validate/ (validate/README.md): extend, never rename.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,7 +17,7 @@ enum class ParamType { kInt, kFloat, kBool, kEnum };
 struct ParamDecl {
   std::string_view name;
   ParamType type;
-  std::string_view fallback;  ///< default as text; empty = required
+  std::string_view fallback;              ///< default as text; empty = required
   std::vector<std::string_view> choices;  ///< for kEnum
   double lo = 0;
   double hi = 9.007199254740992e15;
@@ -49,7 +49,8 @@ class OpSpec {
 
   /// Parses "key=value" tokens. Throws std::invalid_argument naming the key and what was expected.
   static OpSpec parse(std::string_view kind, const std::vector<std::string>& tokens);
-  /// Validates a JSON object of params (as in measurement records and workload YAML converted to JSON).
+  /// Validates a JSON object of params (as in measurement records and workload YAML converted to
+  /// JSON).
   static OpSpec from_json(std::string_view kind, const nlohmann::json& params);
 
  private:

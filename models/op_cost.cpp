@@ -6,7 +6,8 @@
 namespace ridge::models {
 
 double causal_fraction(long long seq_q, long long seq_kv) {
-  // Query i (0-based) sees keys 0 .. i + (seq_kv - seq_q): min(seq_kv, seq_kv - seq_q + i + 1) keys.
+  // Query i (0-based) sees keys 0 .. i + (seq_kv - seq_q): min(seq_kv, seq_kv - seq_q + i + 1)
+  // keys.
   const double sq = static_cast<double>(seq_q);
   const double skv = static_cast<double>(seq_kv);
   const double offset = skv - sq;
@@ -15,7 +16,8 @@ double causal_fraction(long long seq_q, long long seq_kv) {
     // keys(i) = offset + i + 1 for all i (never exceeds seq_kv since i < seq_q).
     kept = sq * offset + sq * (sq + 1) / 2.0;
   } else {
-    for (long long i = 0; i < seq_q; ++i) kept += std::clamp(offset + static_cast<double>(i) + 1, 0.0, skv);
+    for (long long i = 0; i < seq_q; ++i)
+      kept += std::clamp(offset + static_cast<double>(i) + 1, 0.0, skv);
   }
   return kept / (sq * skv);
 }
@@ -36,7 +38,9 @@ double elementwise_flops(const std::string& op) {
   if (op == "silu") return 4;
   return 1;  // add, mul, relu
 }
-int elementwise_inputs(const std::string& op) { return (op == "add" || op == "mul") ? 2 : 1; }
+int elementwise_inputs(const std::string& op) {
+  return (op == "add" || op == "mul") ? 2 : 1;
+}
 }  // namespace
 
 OpCost op_cost(const OpSpec& op) {
@@ -82,8 +86,8 @@ OpCost op_cost(const OpSpec& op) {
       c.bytes_written = q;  // O
     } else if (pass == "bwd") {
       c.flops = 2.5 * fwd;
-      c.bytes_read = 3 * q + 2 * kv;      // Q, O, dO, K, V
-      c.bytes_written = q + 2 * kv;       // dQ, dK, dV
+      c.bytes_read = 3 * q + 2 * kv;  // Q, O, dO, K, V
+      c.bytes_written = q + 2 * kv;   // dQ, dK, dV
     } else {
       c.flops = 3.5 * fwd;
       c.bytes_read = 4 * q + 4 * kv;
@@ -126,15 +130,18 @@ OpCost op_cost(const OpSpec& op) {
     c.bytes_read = p * (12 + g);
     c.bytes_written = p * 12;
   } else if (k == "conv2d") {
-    const double nb = op.f("batch"), h = op.f("h"), w = op.f("w"), ci = op.f("c_in"), co = op.f("c_out");
+    const double nb = op.f("batch"), h = op.f("h"), w = op.f("w"), ci = op.f("c_in"),
+                 co = op.f("c_out");
     const double r = op.f("r"), s = op.f("s"), st = op.f("stride"), pad = op.f("pad");
     const double e = dtype_bytes(op.s("dtype"));
-    const double ho = std::floor((h + 2 * pad - r) / st) + 1, wo = std::floor((w + 2 * pad - s) / st) + 1;
+    const double ho = std::floor((h + 2 * pad - r) / st) + 1,
+                 wo = std::floor((w + 2 * pad - s) / st) + 1;
     c.flops = 2 * nb * ho * wo * co * ci * r * s;
     c.bytes_read = (nb * h * w * ci + co * r * s * ci) * e;
     c.bytes_written = nb * ho * wo * co * e;
-    c.precision = op.s("dtype") == "fp32" ? hw::Precision::kTf32
-                  : op.s("dtype") == "fp16" ? hw::Precision::kFp16 : hw::Precision::kBf16;
+    c.precision = op.s("dtype") == "fp32"   ? hw::Precision::kTf32
+                  : op.s("dtype") == "fp16" ? hw::Precision::kFp16
+                                            : hw::Precision::kBf16;
     c.tensor = true;
   } else if (k == "custom") {
     const double t = op.f("flops_tensor"), f32 = op.f("flops_fp32"), f64 = op.f("flops_fp64");

@@ -341,9 +341,10 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
   const std::string& k = op.kind();
   if (k == "gemm") {
     const GemmShape g = gemm_shape(op);
-    if (std::min(g.m, g.n) <= 4 && g.tensor) {
-      // A matrix-vector product: cuBLAS runs gemv kernels on the CUDA cores, streaming the matrix
-      // once with vector loads (no tensor-core tile would be more than 1/16 used).
+    if (std::min(g.m, g.n) <= 4) {
+      // A matrix-vector product: cuBLAS runs gemv kernels on the CUDA cores for every precision
+      // (fp32 too: measured memory-bound on the H200, validate/data/h200/gemm.json), streaming the
+      // matrix once with vector loads (no tensor-core tile would be more than 1/16 used).
       const double rows = std::min(g.m, g.n), big = std::max(g.m, g.n) * g.k * g.batch;
       OpPlan p;
       p.kernels.push_back({streaming(gpu, "gemv", big, g.in_bytes, g.out_bytes * rows / g.k,

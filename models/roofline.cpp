@@ -19,7 +19,8 @@ Roofline roofline(const hw::GpuSpec& gpu, const OpCost& cost) {
     }
   } else {
     auto it = gpu.compute.vector.find(cost.precision);
-    r.peak_flops = it != gpu.compute.vector.end() ? it->second : gpu.compute.vector.at(hw::Precision::kFp32);
+    r.peak_flops =
+        it != gpu.compute.vector.end() ? it->second : gpu.compute.vector.at(hw::Precision::kFp32);
     r.unit = std::string(hw::precision_name(cost.precision)) + " vector";
   }
   if (cost.memory == MemoryLevel::kPcie) {
@@ -31,7 +32,8 @@ Roofline roofline(const hw::GpuSpec& gpu, const OpCost& cost) {
   }
   r.ridge_point = r.peak_flops / r.bandwidth;
   r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0.0;
-  r.attainable_flops = r.bytes > 0 ? std::min(r.peak_flops, r.intensity * r.bandwidth) : r.peak_flops;
+  r.attainable_flops =
+      r.bytes > 0 ? std::min(r.peak_flops, r.intensity * r.bandwidth) : r.peak_flops;
   const double t_compute = r.flops / r.peak_flops;
   const double t_memory = r.bytes / r.bandwidth;
   r.time_s = std::max(t_compute, t_memory);

@@ -2,10 +2,10 @@
 // `ridge` command's exit code (2) and stderr for the same file. Every error is reported at once.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 #include "hw/gpu_loader.hpp"
 
@@ -43,17 +43,21 @@ Run run_ridge(const std::string& args) {
   return r;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 }  // namespace
 
 TEST_CASE("config error: unknown key, with did-you-mean", "[config-errors]") {
   const auto e = load_errors("unknown_key.yaml");
   REQUIRE(e.size() == 1);
-  CHECK(e[0] == kDir + "unknown_key.yaml:4:5: gpu.memory.l2_sise: unknown key (did you mean 'l2_size'?)");
+  CHECK(e[0] ==
+        kDir + "unknown_key.yaml:4:5: gpu.memory.l2_sise: unknown key (did you mean 'l2_size'?)");
   const Run r = run_ridge("hw show " + kDir + "unknown_key.yaml");
   CHECK(r.status == 2);
-  CHECK(contains(r.output, "unknown_key.yaml:4:5: gpu.memory.l2_sise: unknown key (did you mean 'l2_size'?)"));
+  CHECK(contains(
+      r.output, "unknown_key.yaml:4:5: gpu.memory.l2_sise: unknown key (did you mean 'l2_size'?)"));
 }
 
 TEST_CASE("config error: missing keys, all listed", "[config-errors]") {
@@ -67,7 +71,8 @@ TEST_CASE("config error: missing keys, all listed", "[config-errors]") {
 TEST_CASE("config error: wrong type", "[config-errors]") {
   const auto e = load_errors("wrong_type.yaml");
   REQUIRE(e.size() == 1);
-  CHECK(contains(e[0], "wrong_type.yaml:4:12: gpu.sm.count: wrong type: expected an integer, got 'many'"));
+  CHECK(contains(
+      e[0], "wrong_type.yaml:4:12: gpu.sm.count: wrong type: expected an integer, got 'many'"));
   CHECK(run_ridge("hw show " + kDir + "wrong_type.yaml").status == 2);
 }
 

@@ -25,7 +25,8 @@ TEST_CASE("names and aliases find the shipped GPUs", "[unit][configs]") {
   CHECK_THROWS_AS(find_gpu("h300"), ConfigException);
 }
 
-TEST_CASE("datasheet arithmetic: FP32 peak = SMs x lanes x 2 x boost clock", "[analytic][configs]") {
+TEST_CASE("datasheet arithmetic: FP32 peak = SMs x lanes x 2 x boost clock",
+          "[analytic][configs]") {
   // H100 SXM5: 132 x 128 x 2 x 1.98e9 = 66.9e12 (whitepaper 66.9); A100: 108 x 64 x 2 x 1.41e9 =
   // 19.49e12 (datasheet 19.5). Within 0.5%: the datasheets round.
   for (const char* name : {"h100", "a100", "b200"}) {
@@ -44,5 +45,6 @@ TEST_CASE("the H200 overlay is the H100 with HBM3e", "[unit][configs]") {
   CHECK(h200.memory.hbm_size == 141e9);
   CHECK(h200.files.size() == 2);  // base then overlay
   // Dense is half of sparse for every tensor precision both list.
-  for (const auto& [p, v] : h200.compute.tensor_sparse) CHECK(h200.compute.tensor_dense.at(p) * 2 == Approx(v).epsilon(1e-3));
+  for (const auto& [p, v] : h200.compute.tensor_sparse)
+    CHECK(h200.compute.tensor_dense.at(p) * 2 == Approx(v).epsilon(1e-3));
 }

@@ -24,7 +24,8 @@ TEST_CASE("units: errors say what was expected", "[unit][units]") {
   CHECK(parse_quantity("60 GHz", Dimension::kBytes).error.find("unknown unit 'GHz'") == 0);
   CHECK_FALSE(parse_quantity("fast", Dimension::kBandwidth).error.empty());
   CHECK_FALSE(parse_quantity("1 Gb/s", Dimension::kBandwidth).error.empty());  // bits are refused
-  CHECK_FALSE(parse_quantity("1 MiHz", Dimension::kFrequency).error.empty());  // binary prefix on Hz
+  CHECK_FALSE(
+      parse_quantity("1 MiHz", Dimension::kFrequency).error.empty());  // binary prefix on Hz
   CHECK_FALSE(parse_quantity("3 ms", Dimension::kBytes).error.empty());
   CHECK_FALSE(parse_quantity("nan GB", Dimension::kBytes).error.empty());
 }

@@ -16,7 +16,8 @@ models::Occupancy occ(const char* gpu, int threads, int regs, double smem) {
 }
 }  // namespace
 
-TEST_CASE("occupancy: 256 threads, 32 registers, no shared memory (H100)", "[analytic][occupancy]") {
+TEST_CASE("occupancy: 256 threads, 32 registers, no shared memory (H100)",
+          "[analytic][occupancy]") {
   // 8 warps per block. Warps: 64/8 = 8 blocks. Registers: 32*32 = 1024 per warp; 16384/1024 = 16
   // warps per partition, 64 per SM -> 8 blocks. Shared: 1 KiB reserved -> 228 blocks. Cap 32.
   // -> 8 blocks, 64 warps, 100%; warps bind first.
@@ -63,7 +64,8 @@ TEST_CASE("occupancy: 1024 threads, 72 registers cannot launch (H100)", "[analyt
   CHECK_FALSE(o.error.empty());
 }
 
-TEST_CASE("occupancy: 32 threads, 16 registers hits the block cap (H100)", "[analytic][occupancy]") {
+TEST_CASE("occupancy: 32 threads, 16 registers hits the block cap (H100)",
+          "[analytic][occupancy]") {
   // 1 warp per block: warps allow 64, registers (512 per warp, 32 per partition) 128, shared 228;
   // the cap of 32 blocks per SM binds -> 32 warps, 50%.
   auto o = occ("h100", 32, 16, 0);
@@ -80,7 +82,8 @@ TEST_CASE("occupancy: 128 threads, 100 KiB shared memory (H200)", "[analytic][oc
   CHECK(o.limiter == Limiter::kSharedMemory);
 }
 
-TEST_CASE("occupancy: 96 threads, 40 registers uses per-partition allocation (H100)", "[analytic][occupancy]") {
+TEST_CASE("occupancy: 96 threads, 40 registers uses per-partition allocation (H100)",
+          "[analytic][occupancy]") {
   // 3 warps per block. 40*32 = 1280 per warp (a multiple of 256). Per partition 16384/1280 = 12.8
   // -> 12 warps; 48 per SM -> 16 blocks. (The whole file would give 65536/1280 = 51 warps -> 17
   // blocks: the sub-partition rule is what makes it 16.) Warps alone allow 21.

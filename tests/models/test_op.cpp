@@ -24,15 +24,22 @@ TEST_CASE("op parse errors name the parameter and what was expected", "[unit][op
     }
     return std::string("no error");
   };
-  CHECK(msg([] { OpSpec::parse("gemm", {"m=16", "n=32"}); }) == "gemm: k: missing required parameter");
-  CHECK(msg([] { OpSpec::parse("gemm", {"m=16", "n=32", "k=8", "dtpye=bf16"}); }).find("did you mean 'dtype'") !=
-        std::string::npos);
-  CHECK(msg([] { OpSpec::parse("gemm", {"m=1.5", "n=32", "k=8"}); }) == "gemm: m: expected an integer, got '1.5'");
-  CHECK(msg([] { OpSpec::parse("gemm", {"m=16", "n=32", "k=8", "dtype=int4"}); }).find("expected one of") !=
-        std::string::npos);
+  CHECK(msg([] {
+          OpSpec::parse("gemm", {"m=16", "n=32"});
+        }) == "gemm: k: missing required parameter");
+  CHECK(msg([] {
+          OpSpec::parse("gemm", {"m=16", "n=32", "k=8", "dtpye=bf16"});
+        }).find("did you mean 'dtype'") != std::string::npos);
+  CHECK(msg([] {
+          OpSpec::parse("gemm", {"m=1.5", "n=32", "k=8"});
+        }) == "gemm: m: expected an integer, got '1.5'");
+  CHECK(msg([] {
+          OpSpec::parse("gemm", {"m=16", "n=32", "k=8", "dtype=int4"});
+        }).find("expected one of") != std::string::npos);
   CHECK(msg([] { OpSpec::parse("gemn", {}); }).find("unknown op 'gemn'") != std::string::npos);
-  CHECK(msg([] { OpSpec::parse("attention", {"heads=6", "kv_heads=4", "seq_q=8"}); }) ==
-        "attention: kv_heads: must divide heads");
+  CHECK(msg([] {
+          OpSpec::parse("attention", {"heads=6", "kv_heads=4", "seq_q=8"});
+        }) == "attention: kv_heads: must divide heads");
 }
 
 TEST_CASE("causal fraction counts kept query-key pairs", "[analytic][op]") {

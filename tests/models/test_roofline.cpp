@@ -29,7 +29,9 @@ models::Roofline gemm(const hw::GpuSpec& g, long long m, long long k, long long 
 }
 
 // Rounds as the seed prints: "{:.1f}" -> one decimal.
-double r1(double v) { return std::round(v * 10.0) / 10.0; }
+double r1(double v) {
+  return std::round(v * 10.0) / 10.0;
+}
 
 }  // namespace
 
@@ -42,7 +44,8 @@ TEST_CASE("seed 000: ridge point 989/3.35 = 295 FLOP/B", "[analytic][roofline]")
 TEST_CASE("seed 000: batch-1 decode GEMV 1x8192x8192", "[analytic][roofline]") {
   const auto r = gemm(seed_gpu(), 1, 8192, 8192);
   // FLOPs 2*1*8192*8192 = 134,217,728; bytes 2*(8192 + 67,108,864 + 8192) = 134,250,496;
-  // AI = 0.99976 -> "1.0"; attainable = 0.99976 * 3.35e12 = 3.349e12 -> "3.3" TFLOP/s; memory-bound.
+  // AI = 0.99976 -> "1.0"; attainable = 0.99976 * 3.35e12 = 3.349e12 -> "3.3" TFLOP/s;
+  // memory-bound.
   CHECK(r.flops == 134217728.0);
   CHECK(r.bytes == 134250496.0);
   CHECK(r1(r.intensity) == 1.0);
@@ -88,10 +91,12 @@ TEST_CASE("seed 000: GELU over 2^28 bf16 elements", "[analytic][roofline]") {
   CHECK_FALSE(r.compute_bound);
 }
 
-TEST_CASE("seed 000: square n x n bf16 GEMM has AI n/3, compute-bound above ~900", "[analytic][roofline]") {
+TEST_CASE("seed 000: square n x n bf16 GEMM has AI n/3, compute-bound above ~900",
+          "[analytic][roofline]") {
   const auto g = seed_gpu();
   // AI = 2n^3 / (6n^2) = n/3 exactly; the ridge 295.2 is crossed at n = 886.
-  for (long long n : {256, 1024, 4096}) CHECK(gemm(g, n, n, n).intensity == Approx(n / 3.0).epsilon(1e-12));
+  for (long long n : {256, 1024, 4096})
+    CHECK(gemm(g, n, n, n).intensity == Approx(n / 3.0).epsilon(1e-12));
   CHECK_FALSE(gemm(g, 880, 880, 880).compute_bound);
   CHECK(gemm(g, 900, 900, 900).compute_bound);
 }

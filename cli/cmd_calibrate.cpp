@@ -1,0 +1,243 @@
+// `ridge calibrate RECORDS... --gpu NAME --out FILE` and `ridge compare RECORDS... --gpu NAME`.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "hw/gpu_loader.hpp"
+#include "models/calibration.hpp"
+#include "models/records.hpp"
+#include "workloads/e2e_compare.hpp"
+
+namespace ridge::cli {
+
+namespace {
+
+// Reads every file; records whose id starts with one of `exclude` are left out (listed in
+// validate/OUTLIERS.md with the reason, e.g. a reference kernel that is not what the op models).
+std::vector<models::Record> read_all(
+    const std::vector<std::string>& files, const std::vector<std::string>& exclude,
+    std::vector<std::pair<std::string, std::string>>& provenance_files) {
+  std::vector<models::Record> out;
+  for (const auto& f : files) {
+    models::RecordFile rf = models::read_records(f);
+    provenance_files.emplace_back(f, rf.sha256);
+    for (auto& r : rf.records) {
+      const bool skip = std::any_of(exclude.begin(), exclude.end(),
+                                    [&](const std::string& p) { return r.id.rfind(p, 0) == 0; });
+      if (!skip) out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+models::Mode parse_mode(const std::string& m) {
+  return m == "detailed" ? models::Mode::kDetailed : models::Mode::kFast;
+}
+
+std::string pct(double v) {
+  return fmt::format("{:.1f}%", 100 * v);
+}
+
+}  // namespace
+
+void register_calibrate(CLI::App& app, Action& action) {
+  auto* cmd =
+      app.add_subcommand("calibrate", "fit the model's free parameters to measurement records");
+  struct Args {
+    std::vector<std::string> files;
+    std::string gpu = "h200";
+    std::string out;
+    std::string mode = "fast";
+    std::vector<std::string> exclude;
+    std::string e2e;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--gpu", a->gpu, "GPU config to start from")->capture_default_str();
+  cmd->add_option(
+         "--e2e", a->e2e,
+         "end-to-end records (validate/e2e): host-bound eager steps give host_launch_eager")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--exclude", a->exclude,
+                  "leave out records whose id starts with this (repeatable)");
+  cmd->add_option("--out", a->out, "calibrated overlay to write (YAML)")->required();
+  cmd->add_option("--mode", a->mode, "model granularity used for the fit")
+      ->check(CLI::IsMember({"fast", "detailed"}))
+      ->capture_default_str();
+  auto* as_json = add_json_flag(cmd);
+  cmd->callback([&action, a, as_json] {
+    action = [=] {
+      std::vector<std::pair<std::string, std::string>> files;
+      const auto records = read_all(a->files, a->exclude, files);
+      const std::string base_path = hw::resolve_gpu_config(a->gpu);
+      const hw::GpuSpec gpu = hw::load_gpu_spec(base_path);
+      auto res = models::calibrate(gpu, records, parse_mode(a->mode));
+      if (res.train_records == 0)
+        throw std::invalid_argument("calibrate: no predictable records in the training split");
+      if (!a->e2e.empty()) {
+        // Host-bound eager steps of the training split: the host's time per eager dispatch is the
+        // step time over the dispatches Ridge's builders issue for it (a direct measurement).
+        std::ifstream in(a->e2e);
+        if (!in) throw std::invalid_argument("--e2e: cannot read " + a->e2e);
+        const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+        if (doc.is_discarded()) throw std::invalid_argument(a->e2e + ": not JSON");
+        files.emplace_back(a->e2e, "");
+        const hw::GpuSpec fitted = models::apply_calibration(gpu, res);
+        std::vector<double> implied;
+        for (const auto& row : workloads::compare_e2e(doc, fitted)) {
+          if (row.bound == "host" && row.dispatches > 0 && !models::is_held_out(row.id))
+            implied.push_back(row.measured_s / static_cast<double>(row.dispatches));
+        }
+        if (!implied.empty()) {
+          models::FittedParam p;
+          p.name = "host_launch_eager";
+          p.before = gpu.param(p.name);
+          p.value = models::percentile(implied, 50);
+          p.method = "direct measurement";
+          p.records = static_cast<int>(implied.size());
+          p.residual =
+              implied.size() > 1
+                  ? (models::percentile(implied, 90) - models::percentile(implied, 10)) / p.value
+                  : 0.0;
+          p.sources = a->e2e + " (host-bound eager steps / dispatches)";
+          res.params.push_back(p);
+        }
+      }
+      const std::filesystem::path out_dir = std::filesystem::absolute(a->out).parent_path();
+      const std::string rel_base =
+          std::filesystem::relative(std::filesystem::absolute(base_path), out_dir).string();
+      const std::string stem = std::filesystem::path(base_path).stem().string();
+      std::string command = "ridge calibrate";
+      for (const auto& f : a->files) command += " " + f;
+      for (const auto& e : a->exclude) command += " --exclude " + e;
+      if (!a->e2e.empty()) command += " --e2e " + a->e2e;
+      command += " --gpu " + a->gpu + " --out " + a->out;
+      const std::string yaml =
+          models::calibrated_overlay_yaml(rel_base, stem + "-calibrated", res, command);
+      // Check the overlay loads before writing it.
+      write_file_atomically(a->out, yaml);
+      try {
+        (void)hw::load_gpu_spec(a->out);
+      } catch (...) {
+        std::filesystem::remove(a->out);
+        throw;
+      }
+      Table t({"parameter", "before", "fitted", "method", "records", "residual"});
+      nlohmann::json params = nlohmann::json::array();
+      for (const auto& p : res.params) {
+        t.row({p.name, fmt::format("{:.4g}", p.before), fmt::format("{:.4g}", p.value), p.method,
+               fmt::format("{}", p.records), fmt::format("{:.4f}", p.residual)});
+        params.push_back({{"name", p.name},
+                          {"before", p.before},
+                          {"value", p.value},
+                          {"method", p.method},
+                          {"records", p.records},
+                          {"residual", p.residual},
+                          {"sources", p.sources}});
+      }
+      const std::string text = fmt::format(
+          "calibrated {} on {} training records ({} held out): rms log error {:.4f} -> {:.4f} in "
+          "{} iterations\n{}\nwrote {}\n{}",
+          gpu.name, res.train_records, res.held_out_records, res.train_rms_before,
+          res.train_rms_after, res.iterations, t.str(), a->out, provenance_text(files));
+      emit(as_json->count() > 0, text,
+           {{"gpu", gpu.name},
+            {"out", a->out},
+            {"train_records", res.train_records},
+            {"held_out_records", res.held_out_records},
+            {"train_rms_before", res.train_rms_before},
+            {"train_rms_after", res.train_rms_after},
+            {"params", params},
+            {"provenance", provenance(files)}});
+      return 0;
+    };
+  });
+}
+
+void register_compare(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("compare", "predicted vs measured, per case and per op class");
+  struct Args {
+    std::vector<std::string> files;
+    std::string gpu = "h200";
+    std::string mode = "fast";
+    std::string csv;
+    int worst = 10;
+    std::vector<std::string> exclude;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--exclude", a->exclude,
+                  "leave out records whose id starts with this (repeatable)");
+  cmd->add_option("--gpu", a->gpu, "GPU config (e.g. configs/hw/h200-sxm-141gb.calibrated.yaml)")
+      ->capture_default_str();
+  cmd->add_option("--mode", a->mode, "fast or detailed")
+      ->check(CLI::IsMember({"fast", "detailed"}))
+      ->capture_default_str();
+  cmd->add_option("--csv", a->csv, "also write every case as CSV to this file");
+  cmd->add_option("--worst", a->worst, "how many of the worst cases to list")
+      ->capture_default_str();
+  auto* held = cmd->add_flag("--held-out")->description("only the held-out (test) split");
+  auto* md = cmd->add_flag("--markdown")->description("print the per-class table as Markdown");
+  auto* as_json = add_json_flag(cmd);
+  cmd->callback([&action, a, held, md, as_json] {
+    action = [=] {
+      std::vector<std::pair<std::string, std::string>> files;
+      const auto records = read_all(a->files, a->exclude, files);
+      const hw::GpuSpec gpu = hw::find_gpu(a->gpu);
+      files.insert(files.begin(), gpu.files.begin(), gpu.files.end());
+      const auto c = models::compare(gpu, records, parse_mode(a->mode), held->count() > 0);
+      if (!a->csv.empty()) {
+        std::string csv = "id,op,class,held_out,measured_us,predicted_us,error,bound\n";
+        for (const auto& r : c.rows)
+          csv += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.4f},{}\n", r.id, r.op, r.op_class,
+                             r.held_out ? 1 : 0, r.measured_s * 1e6, r.predicted_s * 1e6, r.error,
+                             r.bound);
+        write_file_atomically(a->csv, csv);
+      }
+      std::string text;
+      if (md->count() > 0) {
+        text +=
+            "| op class | cases | median abs error | p90 abs error | max abs error "
+            "|\n|---|---:|---:|---:|---:|\n";
+        for (const auto& s : c.classes)
+          text += fmt::format("| {} | {} | {} | {} | {} |\n", s.op_class, s.cases,
+                              pct(s.median_abs), pct(s.p90_abs), pct(s.max_abs));
+      } else {
+        Table t({"op class", "cases", "median |err|", "p90 |err|", "max |err|"});
+        for (const auto& s : c.classes)
+          t.row({s.op_class, fmt::format("{}", s.cases), pct(s.median_abs), pct(s.p90_abs),
+                 pct(s.max_abs)});
+        text += fmt::format("{} ({} mode){}: predicted vs measured\n", gpu.name, a->mode,
+                            held->count() ? ", held-out split" : "");
+        text += t.str();
+        std::vector<models::ComparisonRow> rows = c.rows;
+        std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+          return std::fabs(x.error) > std::fabs(y.error);
+        });
+        Table w({"worst cases", "measured", "predicted", "error", "bound"});
+        for (int i = 0; i < a->worst && i < static_cast<int>(rows.size()); ++i)
+          w.row({rows[i].id, fmt_time(rows[i].measured_s), fmt_time(rows[i].predicted_s),
+                 fmt::format("{:+.1f}%", 100 * rows[i].error), rows[i].bound});
+        text += "\n" + w.str() + "\n" + provenance_text(files);
+      }
+      nlohmann::json j = models::comparison_json(c);
+      j["gpu"] = gpu.name;
+      j["mode"] = a->mode;
+      j["provenance"] = provenance(files);
+      emit(as_json->count() > 0, text, j);
+      return 0;
+    };
+  });
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,107 @@
+#include "models/records.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "hw/config.hpp"
+
+namespace ridge::models {
+
+RecordFile read_records(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(fmt::format("{}: cannot read file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  RecordFile out;
+  out.path = path;
+  out.sha256 = hw::sha256_hex(text);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::invalid_argument(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  if (!j.is_object() || j.value("schema", "") != "ridge.records/1") {
+    throw std::invalid_argument(
+        fmt::format("{}: expected an object with \"schema\": \"ridge.records/1\"", path));
+  }
+  if (!j.contains("records") || !j["records"].is_array()) {
+    throw std::invalid_argument(fmt::format("{}: expected a \"records\" array", path));
+  }
+  out.device = j.value("device", nlohmann::json::object());
+  const auto& recs = j["records"];
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const auto& r = recs[i];
+    auto bad = [&](const std::string& what) {
+      return std::invalid_argument(fmt::format("{}: records[{}]: {}", path, i, what));
+    };
+    if (!r.is_object()) throw bad("expected an object");
+    Record rec;
+    rec.file = path;
+    rec.index = i;
+    if (!r.contains("id") || !r["id"].is_string()) throw bad("expected a string \"id\"");
+    if (!r.contains("op") || !r["op"].is_string()) throw bad("expected a string \"op\"");
+    if (!r.contains("params") || !r["params"].is_object())
+      throw bad("expected an object \"params\"");
+    rec.id = r["id"];
+    rec.op = r["op"];
+    rec.params = r["params"];
+    rec.raw = r;
+    if (r.contains("timing")) {
+      const auto& t = r["timing"];
+      if (!t.is_object() || !t.contains("median_us") || !t["median_us"].is_number()) {
+        throw bad("timing: expected an object with a number \"median_us\"");
+      }
+      rec.median_s = t["median_us"].get<double>() * 1e-6;
+      rec.method = t.value("method", "kernel");
+      if (rec.method != "kernel" && rec.method != "per_call" && rec.method != "host") {
+        throw bad("timing.method: expected kernel, per_call or host");
+      }
+      if (!(rec.median_s > 0) || !std::isfinite(rec.median_s))
+        throw bad("timing.median_us: expected a positive number");
+    }
+    // Host-side timings (the CPU cost of issuing a launch) are not kernel predictions.
+    if (find_op(rec.op) && rec.method != "host") {
+      // Keep only the vocabulary's parameters; measurement-side extras (library, algorithm) stay in
+      // raw.
+      nlohmann::json p = nlohmann::json::object();
+      for (const auto& decl : find_op(rec.op)->params) {
+        const std::string k(decl.name);
+        if (rec.params.contains(k)) p[k] = rec.params[k];
+      }
+      try {
+        rec.spec = OpSpec::from_json(rec.op, p);
+      } catch (const std::invalid_argument& e) {
+        throw bad(fmt::format("params: {}", e.what()));
+      }
+    }
+    out.records.push_back(std::move(rec));
+  }
+  return out;
+}
+
+bool is_held_out(const std::string& id) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : id) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h % 3 == 2;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace ridge::models

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Regenerates the tables in README.md that come from measurements: the kernel accuracy table
+# (`ridge compare`, held-out split) and the end-to-end table (`ridge run --e2e-table`). Never edit
+# those tables by hand; run this after recalibrating.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+ridge=./build/release/cli/ridge
+[ -x "$ridge" ] || ./ridge --version >/dev/null
+D=validate/data/h200
+gpu=configs/hw/h200-sxm-141gb.calibrated.yaml
+records="$D/gemm.json $D/kernels.json $D/memory.json $D/launch.json $D/compute.json"
+tmp=$(mktemp)
+{
+  echo "Held-out third of the H200 measurements (never used for fitting), calibrated model, fast mode:"
+  echo
+  $ridge compare $records --exclude attention/ --gpu $gpu --held-out --markdown
+  echo
+  echo "Detailed mode, same cases:"
+  echo
+  $ridge compare $records --exclude attention/ --gpu $gpu --held-out --mode detailed --markdown
+  echo
+  echo "Made by \`scripts/update-readme-tables.sh\`: \`ridge compare $records --exclude attention/ --gpu $gpu --held-out --markdown [--mode detailed]\`."
+} > "$tmp.acc"
+$ridge run --e2e-table $D/e2e/e2e.json --gpu $gpu --out docs/e2e-validation.md >/dev/null
+sed -n '/^| case/,/^Mean absolute error/p' docs/e2e-validation.md > "$tmp.e2e"
+echo >> "$tmp.e2e"
+echo "Made by \`scripts/update-readme-tables.sh\`: \`ridge run --e2e-table $D/e2e/e2e.json --gpu $gpu --out docs/e2e-validation.md\`." >> "$tmp.e2e"
+splice() {  # splice MARKER FILE: replaces the lines between <!-- MARKER:begin --> and <!-- MARKER:end -->
+  awk -v m="$1" -v f="$2" '
+    $0 == "<!-- " m ":begin -->" { print; while ((getline line < f) > 0) print line; skip = 1; next }
+    $0 == "<!-- " m ":end -->" { skip = 0 }
+    !skip { print }' README.md > "$tmp" && mv "$tmp" README.md
+}
+splice accuracy "$tmp.acc"
+splice e2e "$tmp.e2e"
+rm -f "$tmp.acc" "$tmp.e2e"
+echo "README.md tables regenerated"
