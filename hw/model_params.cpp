@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 25> kParams = {{
+constexpr std::array<ModelParamDecl, 27> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -46,6 +46,11 @@ constexpr std::array<ModelParamDecl, 25> kParams = {{
      "GPU-side gap between kernels replayed from one CUDA graph"},
     {"kernel_startup", Dimension::kTime, 2.0e-6, 0.0, 50e-6,
      "GPU time from a kernel starting to its first blocks running, plus its drain"},
+    // An SM takes its blocks one at a time: softmax over 16384 rows as one-warp blocks takes the
+    // same ~14 us at 128 and 512 columns on the H200 (validate/data/h200/kernels.json), about
+    // 90 ns per block per SM, whatever the bytes; fitted by calibration.
+    {"block_dispatch", Dimension::kTime, 0.1e-6, 0.0, 5e-6,
+     "GPU time an SM takes to launch one block (bounds the block rate of small blocks)"},
     // Large-GEMM fraction of dense tensor peak: 788 TFLOP/s of 989 for bf16 8192^3 on the lent H200
     // (KINDS.md, 2026-10-28) is 0.80; the others start at the same until calibrated.
     {"tensor_efficiency_fp16", Dimension::kFraction, 0.80, 0.05, 1.0,
@@ -72,7 +77,11 @@ constexpr std::array<ModelParamDecl, 25> kParams = {{
     {"pcie_efficiency_pinned", Dimension::kFraction, 0.85, 0.05, 1.0,
      "fraction of PCIe rate for pinned copies"},
     {"pcie_efficiency_pageable", Dimension::kFraction, 0.40, 0.01, 1.0,
-     "fraction of PCIe rate for pageable copies"},
+     "fraction of PCIe rate for pageable host-to-device copies"},
+    // The staging copy differs by direction: on the lent H200's host pageable h2d ran at 7.7 GB/s
+    // and d2h at 14.1 GB/s (validate/data/h200/memory.json).
+    {"pcie_efficiency_pageable_d2h", Dimension::kFraction, 0.40, 0.01, 1.0,
+     "fraction of PCIe rate for pageable device-to-host copies"},
     {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6,
      "fixed cost of one cudaMemcpyAsync, host or device"},
 }};

@@ -82,7 +82,9 @@ KernelParams kernel_params(const hw::GpuSpec& g) {
   k.graph_launch_per_kernel = g.param("graph_launch_per_kernel");
   k.pcie_efficiency_pinned = g.param("pcie_efficiency_pinned");
   k.pcie_efficiency_pageable = g.param("pcie_efficiency_pageable");
+  k.pcie_efficiency_pageable_d2h = g.param("pcie_efficiency_pageable_d2h");
   k.copy_latency = g.param("copy_latency");
+  k.block_dispatch = g.param("block_dispatch");
   return k;
 }
 
@@ -154,6 +156,7 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   s.sm_port_bw = k.sm_l2_bytes_per_cycle * gpu.clocks.boost_hz;
   s.l2_bw = gpu.memory.l2_bandwidth * k.l2_efficiency;
   s.hbm_bw = gpu.memory.hbm_bandwidth * k.hbm_efficiency;
+  s.block_dispatch_s = k.block_dispatch;
   return s;
 }
 
@@ -173,8 +176,8 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
       const double l2 = static_cast<double>(blocks) * s.l2_bytes / s.l2_bw;
       const double hbm = static_cast<double>(blocks) * s.hbm_bytes / s.hbm_bw;
       const double lat = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
-      mem = std::max({cap, port, l2, hbm}) + lat;
       const double top = std::max({cap, port, l2, hbm});
+      mem = top + lat;
       if (compute < mem) {
         if (top == hbm)
           t_hbm += count * mem;
@@ -185,9 +188,12 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
       }
     }
     if (compute >= mem) t_compute += count * compute;
+    // The SM launches its n blocks block_dispatch apart: a wave lasts at least that long.
+    const double busy = std::max(compute, mem), dispatch = n * s.block_dispatch_s;
+    if (dispatch > busy) t_latency += count * (dispatch - busy);
     e.compute_s += count * compute;
     e.memory_s += count * mem;
-    e.time_s += count * (std::max(compute, mem) + d.overhead_s);
+    e.time_s += count * (std::max(busy, dispatch) + d.overhead_s);
   };
   const long long full = remaining / s.slots;
   if (full > 0) wave(s.slots, static_cast<double>(full));

@@ -18,6 +18,10 @@
 //    among the SM's resident blocks (Little, Oper. Res. 1961; Volkov, "Understanding Latency
 //    Hiding on GPUs", PhD thesis, UC Berkeley 2016, ch. 4). Latency is the byte-weighted mix of
 //    hbm_latency and l2_latency.
+//  - block dispatch: an SM launches its blocks one after another, block_dispatch apart, so a wave
+//    of n blocks per SM takes at least n x block_dispatch (small one-warp blocks: softmax with
+//    16384 one-warp blocks takes the same 14 us at 128 and 512 columns,
+//    validate/data/h200/kernels.json).
 //  - compute per block: tensor FLOPs at (tensor peak / SMs) x tensor efficiency, overlapped with
 //    the SIMT work (FP32 + FP64 + SFU, which share issue slots and add up): wgmma runs
 //    asynchronously beside the CUDA cores on Hopper (FA3, Shah et al. 2024, sec. 3.1).
@@ -77,7 +81,9 @@ struct KernelParams {
   double hbm_access_bytes;
   double kernel_startup, kernel_gap, graph_kernel_gap, host_launch_cuda, host_launch_eager,
       graph_launch_per_kernel;
-  double pcie_efficiency_pinned, pcie_efficiency_pageable, copy_latency;
+  double pcie_efficiency_pinned, pcie_efficiency_pageable, pcie_efficiency_pageable_d2h,
+      copy_latency;
+  double block_dispatch;
 };
 KernelParams kernel_params(const hw::GpuSpec& gpu);
 
@@ -100,6 +106,7 @@ struct KernelSetup {
   double l2_bw = 0;                ///< B/s, all SMs, after l2_efficiency
   double hbm_bw = 0;               ///< B/s after hbm_efficiency
   double l2_latency_s = 0, hbm_latency_s = 0;
+  double block_dispatch_s = 0;  ///< an SM launches one block per this (block_dispatch)
   /// Per-block memory rate cap (B/s) when `n` blocks of this kernel share an SM.
   double block_cap(int n) const;
 };

@@ -138,12 +138,15 @@ void GpuSim::start_block(Kernel& k, int sm, int n_on_sm) {
   const double cap = s.block_cap(n_on_sm);
   const double fh = s.l2_bytes > 0 ? s.hbm_bytes / s.l2_bytes : 0.0;
   const double l2_part = s.l2_bytes - s.hbm_bytes;
-  pending->left = (s.compute_s > 0) + (l2_part > 0) + (s.hbm_bytes > 0);
+  // The SM launches one block per block_dispatch: n resident blocks last at least n of them.
+  const sim::Time dispatch = sim::Time::from_seconds(n_on_sm * s.block_dispatch_s);
+  pending->left = (s.compute_s > 0) + (l2_part > 0) + (s.hbm_bytes > 0) + (dispatch.ps > 0);
   if (pending->left == 0) {
     pending->left = 1;
     part_done();
     return;
   }
+  if (dispatch.ps > 0) sim_.schedule_after(dispatch, part_done);
   if (s.compute_s > 0) {
     net_.start_flow({m.compute}, s.compute_s * kPsPerSecond, part_done, kPsPerSecond);
   }

@@ -9,7 +9,8 @@
 // capped by Little's law (models/kernel: KernelSetup::block_cap with the number of the kernel's
 // blocks resident on that SM) and split between L2 and HBM in proportion to their bytes; a block
 // ends when its compute and memory flows are done, plus its fixed overhead. Kernels on a stream
-// run in order, kernel_gap apart, their blocks dispatched kernel_startup after they start.
+// run in order, kernel_gap apart, their blocks dispatched kernel_startup after they start; an SM
+// launches one block per block_dispatch, so n blocks resident on an SM last at least n of them.
 // Sources: as models/kernel; max-min sharing of links as sim/flow.
 // Ignores: what models/kernel ignores; block scheduling policy details (the hardware's GPC-level
 // dispatcher), preemption, priorities between streams.

@@ -80,7 +80,7 @@ struct GemmShape {
 
 // One GEMM kernel with a tile and a split-K factor; the fp32 partials of a split go to a workspace.
 KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
-                       const KernelParams& kp, long long slots_hint) {
+                       const KernelParams& kp, long long slots_hint, double l2_size) {
   KernelDesc d;
   const long long tm = cdiv(static_cast<long long>(g.m), t.m);
   const long long tn = cdiv(static_cast<long long>(g.n), t.n);
@@ -102,13 +102,24 @@ KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
   d.bytes_read = (t.m / static_cast<double>(t.cluster) + t.n) * k_tile * g.in_bytes;
   d.bytes_written = t.m * t.n * (splits > 1 ? 4.0 : g.out_bytes);
   d.elem_bytes = static_cast<int>(g.in_bytes);
-  d.unique_read_bytes = g.unique_read;
-  // Re-reads hit in L2 when the A and B panels of the tiles running together fit (cuBLAS rasters
-  // the tiles in near-square groups, so a wave of B tiles spans about sqrt(B) rows and columns).
+  // cuBLAS rasters the tiles in near-square groups, so a wave of B tiles spans about sqrt(B) rows
+  // and columns. The tiles of one wave start together and march along k at the same pace, so they
+  // share each k-slice of their A and B panels while it is in L2: within a wave only the panels'
+  // distinct bytes come from HBM, and the working set of those re-reads is the k-window the
+  // pipelines have in flight. Across waves a panel is re-read only if all of its k stayed in L2:
+  // a capacity hit min(1, L2 / panels of one wave).
   const long long wave = std::max<long long>(1, std::min<long long>(d.grid, slots_hint));
   const double rows = std::min<double>(tm, std::ceil(std::sqrt(static_cast<double>(wave))));
   const double cols = std::min<double>(tn, std::ceil(static_cast<double>(wave) / rows));
-  d.reuse_working_set = std::min(g.unique_read, (rows * t.m + cols * t.n) * k_split * g.in_bytes);
+  const double panel_rows = rows * t.m + cols * t.n;
+  const double panels = panel_rows * k_split * g.in_bytes;
+  const double waves = std::ceil(static_cast<double>(d.grid) / static_cast<double>(wave));
+  const double cross_hit = panels > 0 ? std::min(1.0, l2_size / panels) : 1.0;
+  const double total_reads = static_cast<double>(d.grid) * d.bytes_read;
+  d.unique_read_bytes =
+      std::min(total_reads,
+               g.unique_read + std::max(0.0, waves * panels - g.unique_read) * (1.0 - cross_hit));
+  d.reuse_working_set = std::min(d.unique_read_bytes, panel_rows * tk * t.stages * g.in_bytes);
   // TMA / cp.async pipelines keep all stages in flight.
   d.inflight_bytes_per_block = d.shared_bytes;
   d.overhead_s = kp.gemm_tile_overhead;
@@ -148,7 +159,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     }
     for (int s : splits) {
       OpPlan p;
-      p.kernels.push_back({gemm_kernel(g, t, tk, s, kp, slots), 1});
+      p.kernels.push_back({gemm_kernel(g, t, tk, s, kp, slots, gpu.memory.l2_size), 1});
       double time = kernel_time(gpu, kp, p.kernels.back().desc);
       if (s > 1) {
         // cuBLAS's split-K reduction: read s fp32 partials, write the output.
@@ -181,25 +192,23 @@ GemmShape gemm_shape(const OpSpec& op) {
 
 // ---- row reductions ---------------------------------------------------------------------------
 
-// Row kernels (PyTorch's softmax / layer_norm / rms_norm, Apex/Liger-style): a warp per row for
-// rows of <= 1024 elements (4 rows per 128-thread block), else a block of up to 1024 threads per
-// row; a row larger than 1024 threads x 16 elements cannot stay in registers and is read twice.
+// Row kernels (softmax / layer_norm / rms_norm / cross-entropy, Apex/Liger-style fused rows, and
+// validate/suite_rows.cu, whose kernels the H200 records time): one block per row, 16-byte vector
+// loads, threads = ceil(vectors / 4) rounded to warps (32..1024), each thread loading its up to
+// 4 vectors (8 when 1024 threads do not suffice) together into registers, so a block's bytes in
+// flight are its whole row. A row larger than 1024 threads x 8 vectors cannot stay in registers
+// and is read twice.
 PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, double cols,
                          int elem, double weights, double read_per_row, double write_per_row,
                          double fp32_per_elem, double sfu_per_elem) {
   KernelDesc d;
-  d.registers = 40;
+  d.registers = 48;
   const double row_bytes = cols * elem;
-  double rows_per_block = 1;
-  int passes = 1;
-  if (cols <= 1024) {
-    d.block = 128;
-    rows_per_block = 4;
-  } else {
-    d.block = static_cast<int>(std::clamp(std::ceil(cols / 8 / 32) * 32, 128.0, 1024.0));
-    if (cols > 1024.0 * 16) passes = 2;
-  }
-  d.grid = std::max<long long>(1, static_cast<long long>(std::ceil(rows / rows_per_block)));
+  const double vectors = std::ceil(row_bytes / 16);
+  d.block = static_cast<int>(std::clamp(std::ceil(vectors / 4 / 32) * 32, 32.0, 1024.0));
+  const double vpt = std::ceil(vectors / d.block);
+  const int passes = vpt > 8 ? 2 : 1;
+  d.grid = std::max<long long>(1, static_cast<long long>(std::ceil(rows)));
   const double rpb = rows / static_cast<double>(d.grid);
   d.bytes_read = rpb * (row_bytes * passes + read_per_row) + weights;
   d.bytes_written = rpb * write_per_row;
@@ -207,12 +216,12 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
   d.sfu_ops = rpb * cols * sfu_per_elem;
   d.elem_bytes = elem;
   d.unique_read_bytes = rows * (row_bytes + read_per_row) + weights;
+  d.inflight_bytes_per_block = std::min(row_bytes, d.block * 16.0 * std::min(vpt, 8.0));
   const double in_flight =
       std::min(static_cast<double>(d.grid),
                static_cast<double>(resident_slots(gpu, d.block, d.registers, 0)));
   d.reuse_working_set = weights + in_flight * rpb * row_bytes;
-  d.name =
-      fmt::format("{} {} {}pass", name, cols <= 1024 ? "warp-per-row" : "block-per-row", passes);
+  d.name = fmt::format("{} block-per-row {}x{} {}pass", name, d.block, vpt, passes);
   return {d, 1};
 }
 
@@ -341,10 +350,11 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
   const std::string& k = op.kind();
   if (k == "gemm") {
     const GemmShape g = gemm_shape(op);
-    if (std::min(g.m, g.n) <= 4) {
-      // A matrix-vector product: cuBLAS runs gemv kernels on the CUDA cores for every precision
-      // (fp32 too: measured memory-bound on the H200, validate/data/h200/gemm.json), streaming the
-      // matrix once with vector loads (no tensor-core tile would be more than 1/16 used).
+    // cuBLAS runs a gemv kernel (cuBLASLt algo 13) only for fp32 and tf32 at m = 1; m = 2..8 run
+    // tiled kernels (algos 10, 11, 43) like m = 16, and the tensor-core precisions use tiles
+    // (64x8, 128x8) at every m (validate/data/h200/gemm.json, library.algo_id and tile).
+    if (g.in_bytes >= 4 && std::min(g.m, g.n) <= 1) {
+      // A matrix-vector product, streaming the matrix once with vector loads.
       const double rows = std::min(g.m, g.n), big = std::max(g.m, g.n) * g.k * g.batch;
       OpPlan p;
       p.kernels.push_back({streaming(gpu, "gemv", big, g.in_bytes, g.out_bytes * rows / g.k,
@@ -396,10 +406,23 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
   if (k == "membw") {
     const std::string& kind = op.s("kind");
     const double words = op.f("bytes") / 4;
+    KernelDesc d = streaming(gpu, "membw " + kind, words, kind == "write" ? 0 : 4,
+                             kind == "read" ? 0 : 4, 0, 0, 4, 1);
+    // Repetitions over one buffer (or a few) find it in L2 when the whole footprint, written lines
+    // included, fits: the reads are all hits. A footprint larger than L2 read cyclically misses
+    // throughout (LRU evicts each line before its reuse): 64 MiB single-buffer reads run at the
+    // rotated rate (validate/data/h200/memory.json). Writes are written back to HBM either way
+    // (warm 16 and 32 MiB writes run at the rotated rate, within 10%).
+    const double footprint = op.f("bytes") * (kind == "copy" ? 2.0 : 1.0) * op.f("buffers");
+    const bool warm = kind != "write" && footprint <= gpu.memory.l2_size;
+    if (warm) {
+      d.unique_read_bytes = 0;
+      d.reuse_working_set = footprint;
+      d.name += " l2-resident";
+    }
     OpPlan p;
-    p.kernels.push_back({streaming(gpu, "membw " + kind, words, kind == "write" ? 0 : 4,
-                                   kind == "read" ? 0 : 4, 0, 0, 4, 1),
-                         1});
+    p.kernels.push_back({d, 1});
+    p.detail = {{"l2_resident", warm}};
     return p;
   }
   if (k == "adamw") {
@@ -507,9 +530,10 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
       p.copy_bandwidth = gpu.memory.hbm_bandwidth * kp.hbm_efficiency;
     } else {
       p.copy_pcie = true;
-      p.copy_bandwidth =
-          gpu.interconnect.pcie_bandwidth *
-          (op.s("memory") == "pinned" ? kp.pcie_efficiency_pinned : kp.pcie_efficiency_pageable);
+      const double pageable =
+          dir == "d2h" ? kp.pcie_efficiency_pageable_d2h : kp.pcie_efficiency_pageable;
+      p.copy_bandwidth = gpu.interconnect.pcie_bandwidth *
+                         (op.s("memory") == "pinned" ? kp.pcie_efficiency_pinned : pageable);
     }
     p.detail = {{"engine", "copy"}, {"direction", dir}};
     return p;

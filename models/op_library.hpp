@@ -8,17 +8,22 @@
 //    output tiles are fewer than the SMs and k is long) is the one with the least predicted time,
 //    as cuBLAS's heuristics aim to pick. Partial tiles cost a full tile (tile quantization in m, n
 //    and k). Split-K adds an fp32 reduction kernel.
+//    A wave's tiles march along k together, so the L2 working set of their re-reads is the A and
+//    B panels of one wave over a window of k (not the whole of k). fp32 and tf32 at m = 1 run a
+//    gemv kernel streaming the matrix once; every other shape runs tiles.
 //  - elementwise, membw, adamw: grid-stride kernels with 16-byte vector loads (PyTorch's
 //    vectorized elementwise; multi_tensor_apply for fused AdamW: 65536-element chunks, 320 chunks
-//    per launch).
-//  - softmax, layernorm, rmsnorm, cross_entropy: one-pass row reductions, a warp per row for rows
-//    up to 1024 elements, a block per row above; two passes (the row read twice, the second from
-//    L2 when the rows in flight fit) when a row exceeds what one block holds in registers.
+//    per launch). membw over one buffer (or a few) whose footprint fits L2 reads it from L2.
+//  - softmax, layernorm, rmsnorm, cross_entropy: one-pass row reductions, a block per row sized
+//    to hold the row in registers with all its loads in flight at once; two passes (the row read
+//    twice, the second from L2 when the rows in flight fit) when a row exceeds what one block
+//    holds in registers.
 //  - attention: FlashAttention-2/3 tiling: a block per (batch, head, 128-query tile) reading all
 //    (unmasked) K/V tiles; backward a block per (batch, head, 128-key tile) after a preprocess
 //    kernel; decode (seq_q <= 16) splits the key axis across blocks (flash-decoding) and adds a
 //    combine kernel. Causal work is the kept fraction of the score matrix.
-//  - copy: a copy engine over PCIe (pinned or pageable efficiency) or HBM; launch: empty kernels;
+//  - copy: a copy engine over PCIe (pinned, or pageable per direction) or HBM; launch: empty
+//  kernels;
 //    embedding: row gather (backward: zero the table gradient, then scatter-add);
 //    conv2d: implicit GEMM with M = N*Ho*Wo, N = C_out, K = C_in*R*S; custom: as given.
 // Ignores: library heuristics' exact tables, stream-K and persistent-kernel scheduling, epilogue

@@ -40,10 +40,9 @@ models::ClassStats overall(models::Mode mode) {
 }  // namespace
 
 // The issue's budget: median absolute error <= 5% and 90th percentile <= 15% on held-out cases,
-// in both modes. NOT MET YET (fast: 5.2% median, 19.2% p90 over 179 cases; README "How accurate is
-// Ridge?"), so the case is marked to fail; once both hold it fails and the tag must come off.
-TEST_CASE("kernel predictions meet the accuracy budget on held-out H200 cases",
-          "[validation][!shouldfail]") {
+// in both modes. Met (fast: 4.8% median, 14.8% p90; detailed: 4.9% median, 14.8% p90, over 179
+// cases; README "How accurate is Ridge?").
+TEST_CASE("kernel predictions meet the accuracy budget on held-out H200 cases", "[validation]") {
   for (models::Mode mode : {models::Mode::kFast, models::Mode::kDetailed}) {
     const auto s = overall(mode);
     INFO(models::mode_name(mode) << ": median " << s.median_abs << ", p90 " << s.p90_abs);
@@ -52,13 +51,14 @@ TEST_CASE("kernel predictions meet the accuracy budget on held-out H200 cases",
   }
 }
 
-// Regression guard for what holds today (measured: median 5.2-5.5%, p90 19-23% in the two modes).
+// Regression guard for what holds today (measured: fast 4.8% median, 14.8% p90; detailed 4.9%
+// median, 14.8% p90).
 TEST_CASE("kernel predictions: today's held-out accuracy does not regress", "[validation]") {
   for (models::Mode mode : {models::Mode::kFast, models::Mode::kDetailed}) {
     const auto s = overall(mode);
     INFO(models::mode_name(mode) << ": median " << s.median_abs << ", p90 " << s.p90_abs);
     CHECK(s.cases >= 150);
-    CHECK(s.median_abs <= 0.065);
-    CHECK(s.p90_abs <= 0.25);
+    CHECK(s.median_abs <= 0.052);
+    CHECK(s.p90_abs <= 0.155);
   }
 }
