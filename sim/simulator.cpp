@@ -1,7 +1,12 @@
 #include "sim/simulator.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 namespace ridge::sim {
 
@@ -9,11 +14,44 @@ Simulator::Simulator() {
   keys_.resize(kPad);
   slots_.resize(kPad);
 }
-Simulator::~Simulator() = default;
+Simulator::~Simulator() {
+  for (uint32_t c = 0; c < chunks_.size(); ++c) {
+    const std::size_t n = std::size_t{kChunkSize} << c;
+    std::destroy_n(chunks_[c], n);
+    deallocate_bytes(chunks_[c], n * sizeof(Slot));
+  }
+}
+
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+// Below this many pending events the heap (16 B each) and the slots they use sit in L1/L2, and
+// prefetching only adds instructions.
+constexpr std::size_t kPrefetchFrom = 4096;
+}  // namespace
+
+void* Simulator::allocate_bytes(std::size_t bytes) {
+  if (bytes < kHugePage) return ::operator new (bytes, std::align_val_t{64});
+  void* p = ::operator new (bytes, std::align_val_t{kHugePage});
+#ifdef __linux__
+  // Advice only: where transparent huge pages are off, this fails harmlessly.
+  (void)madvise(p, bytes & ~(kHugePage - 1), MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void Simulator::deallocate_bytes(void* p, std::size_t bytes) {
+  ::operator delete (p, std::align_val_t{bytes < kHugePage ? std::size_t{64} : kHugePage});
+}
 
 uint32_t Simulator::grow_slot() {
   const uint32_t slot = slot_count_++;
-  if ((slot & (kChunkSize - 1)) == 0) chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
+  const uint32_t c = chunk_of(slot);
+  if (c == chunks_.size()) {
+    const std::size_t n = std::size_t{kChunkSize} << c;
+    Slot* chunk = static_cast<Slot*>(allocate_bytes(n * sizeof(Slot)));
+    std::uninitialized_default_construct_n(chunk, n);
+    chunks_.push_back(chunk);
+  }
   return slot;
 }
 
@@ -41,6 +79,8 @@ bool Simulator::cancel(EventId id) {
 void Simulator::sift_down(std::size_t i, Key k, uint32_t slot) {
   const std::size_t n = heap_size();
   const Key* key = keys_.data() + kPad;
+  const uint32_t* slot_index = slots_.data() + kPad;
+  const bool deep = n > kPrefetchFrom;
   for (;;) {
     const std::size_t first = 4 * i + 1;
     if (first >= n) break;
@@ -48,9 +88,14 @@ void Simulator::sift_down(std::size_t i, Key k, uint32_t slot) {
     Key kb;
     // The next level's four candidate child groups are one cache line each: start loading them
     // all now, since with conditional moves the CPU cannot guess which it will need.
+    // Their sixteen slot indices (64 bytes, over at most two lines) are loaded when an entry
+    // moves up: without this, that load, not the keys, is the miss that stalls each level once
+    // the heap outgrows the caches.
     const std::size_t grand = 4 * first + 1;
-    if (grand < n) {
+    if (deep && grand < n) {
       for (std::size_t g = 0; g < 4; ++g) __builtin_prefetch(key + grand + 4 * g);
+      __builtin_prefetch(slot_index + grand);
+      __builtin_prefetch(slot_index + grand + 15);
     }
     if (first + 4 <= n) {
       const Key k0 = key[first], k1 = key[first + 1], k2 = key[first + 2], k3 = key[first + 3];
@@ -113,6 +158,7 @@ void Simulator::compact() {
 // Pops cancelled entries off the top (freeing their slots); returns whether an event remains.
 bool Simulator::discard_stale_top() {
   settle_top();
+  if (stale_ == 0) return heap_size() > 0;  // nothing cancelled: skip reading the top's slot
   while (heap_size() > 0) {
     const uint32_t slot = slots_[kPad];
     Slot& sl = slot_at(slot);
@@ -132,7 +178,7 @@ void Simulator::execute_top() {
   // The next event is the smallest child of the top, unless this one schedules an earlier one:
   // start loading its slot now so the miss overlaps this callback (matters in large queues).
   const std::size_t n = heap_size();
-  if (n > 1) {
+  if (n > kPrefetchFrom) {
     std::size_t best = 1;
     for (std::size_t c = 2; c < std::min<std::size_t>(5, n); ++c) {
       if (keys_[c + kPad] < keys_[best + kPad]) best = c;

@@ -10,11 +10,16 @@
 // one cache line, with a parallel array of slot indices; each event's callable (Callback, 40
 // bytes inline) and generation share one 64-byte slot in a slab of chunks that never move,
 // reused through a free list. In steady state scheduling an event allocates nothing.
+// With many events pending (about 1e6) the cost is memory latency, not compares: each sift
+// level prefetches the next level's keys and slot indices, the next event's slot is prefetched
+// while the current one runs, and blocks of 2 MiB or more (the heap, later slab chunks) are
+// asked for transparent huge pages so random accesses do not also miss the TLB.
 // A 4-ary heap halves the depth of a binary one at the cost of three more compares per level,
 // which wins once the heap outgrows cache (LaMarca & Ladner, "The influence of caches on the
 // performance of heaps", JEA 1996).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -104,7 +109,7 @@ class Simulator {
   Tracer* tracer() const { return tracer_; }
 
  private:
-  static constexpr uint32_t kChunkBits = 10;  // 1024 slots (64 KiB) per chunk
+  static constexpr uint32_t kChunkBits = 10;  // 1024 slots (64 KiB) in the first chunk
   static constexpr uint32_t kChunkSize = 1u << kChunkBits;
   // The key array starts kPad entries into a 64-byte aligned buffer, so that the four children
   // of every node (4i+1..4i+4) fill exactly one cache line.
@@ -138,15 +143,26 @@ class Simulator {
     CacheAligned() = default;
     template <typename U>
     CacheAligned(const CacheAligned<U>&) {}  // NOLINT: allocator rebinding
-    T* allocate(std::size_t n) {
-      return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
-    }
-    void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+    T* allocate(std::size_t n) { return static_cast<T*>(allocate_bytes(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t n) { deallocate_bytes(p, n * sizeof(T)); }
     friend bool operator==(const CacheAligned&, const CacheAligned&) { return true; }
   };
 
+  // 64-byte aligned memory; blocks of 2 MiB or more are 2 MiB aligned and asked to be backed by
+  // huge pages, since random accesses into a heap or slab of many megabytes otherwise miss the
+  // TLB on almost every access (a page walk on top of the cache miss).
+  static void* allocate_bytes(std::size_t bytes);
+  static void deallocate_bytes(void* p, std::size_t bytes);
+  // Chunk k of the slab holds kChunkSize << k slots, so slot s lives in chunk
+  // bit_width(s / kChunkSize + 1) - 1: a small simulator stays small and a large one gets
+  // chunks big enough for huge pages.
+  static uint32_t chunk_of(uint32_t slot) {
+    return static_cast<uint32_t>(std::bit_width((slot >> kChunkBits) + 1u)) - 1u;
+  }
+  static uint32_t chunk_start(uint32_t chunk) { return (kChunkSize << chunk) - kChunkSize; }
   Slot& slot_at(uint32_t slot) const {
-    return chunks_[slot >> kChunkBits][slot & (kChunkSize - 1)];
+    const uint32_t c = chunk_of(slot);
+    return chunks_[c][slot - chunk_start(c)];
   }
   std::size_t heap_size() const { return keys_.size() - kPad; }
   void place(std::size_t i, Key k, uint32_t slot) {
@@ -214,7 +230,7 @@ class Simulator {
   std::vector<uint32_t> slots_;
   uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_;  // free slots
-  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::vector<Slot*> chunks_;   // chunk k: kChunkSize << k slots from allocate_bytes
   std::function<bool()> stop_predicate_;
   Tracer* tracer_ = nullptr;
 };
