@@ -142,6 +142,11 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
 
   OpPlan best;
   double best_t = std::numeric_limits<double>::infinity();
+  // The winner's description, turned into JSON once after the search (building JSON for every
+  // improving candidate dominated the search's cost).
+  const Tile* best_tile = nullptr;
+  int best_split = 1;
+  long long best_tiles = 0;
   for (const Tile& t : tiles) {
     const double smem = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
     const Occupancy occ = occupancy(gpu.sm, {t.threads, t.regs, smem, -1});
@@ -171,13 +176,16 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       if (time < best_t) {
         best_t = time;
         best = std::move(p);
-        best.detail = {{"tile_m", t.m},       {"tile_n", t.n}, {"tile_k", tk},
-                       {"stages", t.stages},  {"split_k", s},  {"tiles", tiles_mn * s},
-                       {"cluster", t.cluster}};
+        best_tile = &t;
+        best_split = s;
+        best_tiles = tiles_mn * s;
       }
     }
   }
   if (best.kernels.empty()) throw std::invalid_argument("gemm: no tile fits this GPU's SM");
+  best.detail = {{"tile_m", best_tile->m},       {"tile_n", best_tile->n}, {"tile_k", tk},
+                 {"stages", best_tile->stages},  {"split_k", best_split},  {"tiles", best_tiles},
+                 {"cluster", best_tile->cluster}};
   return best;
 }
 
