@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
 #include "models/calibration.hpp"
 #include "models/records.hpp"
@@ -85,11 +87,13 @@ void register_calibrate(CLI::App& app, Action& action) {
       if (!a->e2e.empty()) {
         // Host-bound eager steps of the training split: the host's time per eager dispatch is the
         // step time over the dispatches Ridge's builders issue for it (a direct measurement).
-        std::ifstream in(a->e2e);
+        std::ifstream in(a->e2e, std::ios::binary);
         if (!in) throw std::invalid_argument("--e2e: cannot read " + a->e2e);
-        const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+        const std::string text((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+        const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
         if (doc.is_discarded()) throw std::invalid_argument(a->e2e + ": not JSON");
-        files.emplace_back(a->e2e, "");
+        files.emplace_back(a->e2e, hw::sha256_hex(text));
         const hw::GpuSpec fitted = models::apply_calibration(gpu, res);
         std::vector<double> implied;
         for (const auto& row : workloads::compare_e2e(doc, fitted)) {

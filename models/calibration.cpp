@@ -173,14 +173,12 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
       const Eigen::VectorXd rt = residuals(gt);
       const double ct = cost(rt);
       if (ct < c) {
-        const double gain = (c - ct) / std::max(c, 1e-12);
         theta = th;
         r = rt;
         c = ct;
         gpu = gt;
         lambda = std::max(lambda / 3, 1e-7);
         improved = true;
-        if (gain < 1e-5) tries = 99;
         break;
       }
       lambda *= 4;
