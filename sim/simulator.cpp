@@ -10,22 +10,23 @@
 
 namespace ridge::sim {
 
-Simulator::Simulator() {
-  keys_.resize(kPad);
-  slots_.resize(kPad);
-}
+Simulator::Simulator()
+    : buckets_(std::make_unique<Bucket[]>(std::size_t{kLevels} * kDigits)),
+      current_(std::make_unique<Fifo[]>(256)) {}
+
 Simulator::~Simulator() {
   for (uint32_t c = 0; c < chunks_.size(); ++c) {
     const std::size_t n = std::size_t{kChunkSize} << c;
     std::destroy_n(chunks_[c], n);
     deallocate_bytes(chunks_[c], n * sizeof(Slot));
   }
+  for (const auto& [blocks, n] : block_chunks_) deallocate_bytes(blocks, n * sizeof(Block));
 }
 
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
-// Below this many pending events the heap (16 B each) and the slots they use sit in L1/L2, and
-// prefetching only adds instructions.
+// Below this many slots (64 B each) the slab sits in L1/L2, and prefetching only adds
+// instructions.
 constexpr std::size_t kPrefetchFrom = 4096;
 }  // namespace
 
@@ -55,6 +56,24 @@ uint32_t Simulator::grow_slot() {
   return slot;
 }
 
+void Simulator::grow_blocks() {
+  // Geometric chunks (64 blocks, then as many as already exist), threaded onto the free list.
+  std::size_t total = 0;
+  for (const auto& chunk : block_chunks_) total += chunk.second;
+  const std::size_t n = std::max<std::size_t>(64, total);
+  Block* blocks = static_cast<Block*>(allocate_bytes(n * sizeof(Block)));
+  for (std::size_t i = n; i-- > 0;) {
+    blocks[i].next = free_blocks_;
+    free_blocks_ = &blocks[i];
+  }
+  block_chunks_.emplace_back(blocks, n);
+}
+
+void Simulator::push_early(uint64_t t, uint32_t slot, uint32_t priority) {
+  early_.push_back(Early{t, (uint64_t{priority} << 56) | early_seq_++, slot});
+  std::push_heap(early_.begin(), early_.end(), std::greater<>{});
+}
+
 void Simulator::throw_in_past(Time t) const {
   throw std::invalid_argument("ridge::sim::Simulator: event scheduled at " + std::to_string(t.ps) +
                               " ps, before now (" + std::to_string(now_.ps) + " ps)");
@@ -65,146 +84,301 @@ bool Simulator::cancel(EventId id) {
   Slot& sl = slot_at(static_cast<uint32_t>(id.value));
   sl.cb.reset();
   next_gen(sl);
-  sl.cancelled = true;  // the slot is freed when its entry leaves the heap
+  sl.cancelled = true;  // the slot is freed when its entry leaves the queue
   --live_;
   ++stale_;
-  // Stale entries cost heap depth and memory; rebuild once they are the majority.
-  if (stale_ > 1024 && stale_ * 2 > heap_size()) compact();
+  // Stale entries cost moves and memory; sweep them out once they are the majority.
+  if (stale_ > 1024 && stale_ > live_) compact();
   return true;
 }
 
-// Places (k, slot) at position i or below. The smallest of four children is chosen with
-// conditional moves rather than branches: which child is smallest is a coin toss, and
-// mispredicted branches cost more than the compares.
-void Simulator::sift_down(std::size_t i, Key k, uint32_t slot) {
-  const std::size_t n = heap_size();
-  const Key* key = keys_.data() + kPad;
-  const uint32_t* slot_index = slots_.data() + kPad;
-  const bool deep = n > kPrefetchFrom;
-  for (;;) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best;
-    Key kb;
-    // The next level's four candidate child groups are one cache line each: start loading them
-    // all now, since with conditional moves the CPU cannot guess which it will need.
-    // Their sixteen slot indices (64 bytes, over at most two lines) are loaded when an entry
-    // moves up: without this, that load, not the keys, is the miss that stalls each level once
-    // the heap outgrows the caches.
-    const std::size_t grand = 4 * first + 1;
-    if (deep && grand < n) {
-      for (std::size_t g = 0; g < 4; ++g) __builtin_prefetch(key + grand + 4 * g);
-      __builtin_prefetch(slot_index + grand);
-      __builtin_prefetch(slot_index + grand + 15);
+// Why the FIFOs of current_ hold their events in insertion order: a bucket is only ever appended
+// to, by a new event (which has the largest sequence so far) or when a bucket of a higher level
+// is emptied into it; that happens only when every lower bucket, run_ and current_ are empty,
+// and reads the source in order. So, by induction, every bucket holds its events in insertion
+// order; run_ is sorted stably by time from one bucket and takes new events after equal times;
+// each FIFO is filled either while empty, from one bucket or from the front of run_ (both in
+// insertion order for one time), or by new events.
+//
+// Empties the lowest bucket, making its smallest time the radix time, unless that time is after
+// `limit`. Returns whether it did. current_, run_ and early_ must be empty.
+bool Simulator::advance(uint64_t limit) {
+  int level;
+  uint32_t digit;
+  Bucket& b = lowest_bucket(level, digit);
+  const uint64_t m = b.min;
+  if (m > limit) return false;
+  radix_time_ = m;
+  Block* blk = b.head;
+  Block* const tail = b.tail;
+  const uint32_t tail_size = b.tail_size;
+  const uint32_t size = b.size;
+  b = Bucket{};
+  clear_bucket_bit(level, digit);
+  // With a large slab, an event reaching level 0, run_ or current_ runs within the next few
+  // hundred events: start loading its slot now.
+  const bool prefetch = slot_count_ > kPrefetchFrom;
+  if (level > 0 && size <= kRunMax) {
+    // A few events: spreading them over the 256 buckets of the level below would leave about
+    // one per bucket, each then emptied on its own. Sort them by time into run_ instead: a
+    // stable counting sort on the top bits of their offset in the bucket's range (about one
+    // event per group), then insertion sort for the rest, stable too, so equal times keep
+    // insertion order. The window is the bucket's whole range.
+    window_last_ = m | ((uint64_t{1} << (level * kDigitBits)) - 1);
+    const int bits = std::clamp(static_cast<int>(std::bit_width(size)) - 1, 1, kDigitBits);
+    const int shift = level * kDigitBits - bits;
+    const uint32_t group_mask = (1u << bits) - 1;
+    uint32_t* const pos = sort_pos_;
+    std::fill_n(pos, group_mask + 1, 0u);
+    for (Block* q = blk;; q = q->next) {
+      const uint32_t n = q == tail ? tail_size : kBlockEntries;
+      for (uint32_t i = 0; i < n; ++i) ++pos[(q->entry[i].time >> shift) & group_mask];
+      if (q == tail) break;
     }
-    if (first + 4 <= n) {
-      const Key k0 = key[first], k1 = key[first + 1], k2 = key[first + 2], k3 = key[first + 3];
-      const bool b01 = k1 < k0;
-      const bool b23 = k3 < k2;
-      const Key m01 = b01 ? k1 : k0;
-      const Key m23 = b23 ? k3 : k2;
-      const bool b = m23 < m01;
-      kb = b ? m23 : m01;
-      best = first + (b ? 2 + static_cast<std::size_t>(b23) : static_cast<std::size_t>(b01));
-    } else {
-      best = first;
-      kb = key[first];
-      for (std::size_t c = first + 1; c < n; ++c) {
-        if (key[c] < kb) {
-          kb = key[c];
-          best = c;
-        }
+    uint32_t sum = 0;
+    for (uint32_t g = 0; g <= group_mask; ++g) {
+      const uint32_t c = pos[g];
+      pos[g] = sum;
+      sum += c;
+    }
+    run_.clear();
+    run_.resize(size);
+    run_head_ = 0;
+    Entry* const run = run_.data();
+    for (;;) {
+      const uint32_t n = blk == tail ? tail_size : kBlockEntries;
+      for (uint32_t i = 0; i < n; ++i) {
+        const Entry& e = blk->entry[i];
+        if (prefetch) __builtin_prefetch(&slot_at(e.slot));
+        run[pos[(e.time >> shift) & group_mask]++] = e;
+      }
+      Block* const next = blk->next;
+      free_block(blk);
+      if (blk == tail) break;
+      blk = next;
+    }
+    for (uint32_t i = 1; i < size; ++i) {
+      if (run[i].time >= run[i - 1].time) continue;
+      const Entry e = run[i];
+      uint32_t j = i;
+      do {
+        run[j] = run[j - 1];
+        --j;
+      } while (j > 0 && run[j - 1].time > e.time);
+      run[j] = e;
+    }
+    return true;
+  }
+  window_last_ = m;
+  for (;;) {
+    Block* const next = blk->next;
+    if (next != nullptr) {
+      for (std::size_t off = 0; off < sizeof(Block); off += 64) {
+        __builtin_prefetch(reinterpret_cast<const char*>(next) + off);
       }
     }
-    if (!(kb < k)) break;
-    move_entry(i, best);
-    i = best;
+    const uint32_t n = blk == tail ? tail_size : kBlockEntries;
+    for (uint32_t i = 0; i < n; ++i) {
+      const Entry e = blk->entry[i];
+      const uint64_t x = e.time ^ m;
+      if (x == 0) {
+        push_current(e.slot, e.priority);
+        if (prefetch) __builtin_prefetch(&slot_at(e.slot));
+      } else {
+        const int to = (std::bit_width(x) - 1) / kDigitBits;
+        append(to, static_cast<uint32_t>(e.time >> (to * kDigitBits)) & (kDigits - 1), e);
+        if (prefetch && to == 0) __builtin_prefetch(&slot_at(e.slot));
+      }
+    }
+    free_block(blk);
+    if (blk == tail) break;
+    blk = next;
   }
-  place(i, k, slot);
+  return true;
 }
 
-void Simulator::pop_top() {
-  const Key k = keys_.back();
-  const uint32_t slot = slots_.back();
-  keys_.pop_back();
-  slots_.pop_back();
-  if (heap_size() > 0) sift_down(0, k, slot);
+void Simulator::insert_run(const Entry& e) {
+  if (run_.size() - run_head_ >= kRunSpill) {
+    // Many events scheduled into the window: insertion would cost too much. Give the window
+    // up and file its events into the buckets below, in order, which keeps equal times in
+    // insertion order.
+    window_last_ = radix_time_;
+    for (std::size_t i = run_head_; i < run_.size(); ++i)
+      enqueue(run_[i].time, run_[i].slot, run_[i].priority);
+    run_.clear();
+    run_head_ = 0;
+    enqueue(e.time, e.slot, e.priority);
+    return;
+  }
+  // Reclaim the consumed front before growing, as for a FIFO.
+  if (run_.size() == run_.capacity() && run_head_ > 0 && 2 * run_head_ >= run_.size()) {
+    run_.erase(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(run_head_));
+    run_head_ = 0;
+  }
+  // After every event at the same time or earlier: a new event is the last scheduled.
+  std::size_t j = run_.size();
+  while (j > run_head_ && run_[j - 1].time > e.time) --j;
+  run_.insert(run_.begin() + static_cast<std::ptrdiff_t>(j), e);
+}
+
+// Brings the earliest live event to the front (early_'s top, else current_'s lowest FIFO),
+// discarding cancelled entries on the way, without moving the radix time past `limit`.
+// Returns false if no event is at the front: none is left, or the next is after `limit`.
+bool Simulator::settle(uint64_t limit) {
+  for (;;) {
+    if (!early_.empty()) [[unlikely]] {
+      const uint32_t slot = early_.front().slot;
+      if (stale_ == 0 || !release_if_cancelled(slot)) return true;
+      std::pop_heap(early_.begin(), early_.end(), std::greater<>{});
+      early_.pop_back();
+      --stale_;
+      continue;
+    }
+    if (!current_empty()) {
+      if (stale_ == 0) return true;  // nothing cancelled: skip reading the front's slot
+      const uint32_t level = current_level();
+      const Fifo& f = current_[level];
+      if (!release_if_cancelled(f.slots[f.head])) return true;
+      pop_current(level);
+      --stale_;
+      continue;
+    }
+    if (!run_empty()) {
+      // The next time in the window becomes the radix time; its events move to current_.
+      const uint64_t t = run_[run_head_].time;
+      if (t > limit) return false;
+      radix_time_ = t;
+      do {
+        push_current(run_[run_head_].slot, run_[run_head_].priority);
+        ++run_head_;
+      } while (run_head_ < run_.size() && run_[run_head_].time == t);
+      if (run_empty()) {
+        run_.clear();
+        run_head_ = 0;
+      }
+      continue;
+    }
+    if (level_mask_ == 0 || !advance(limit)) return false;
+  }
+}
+
+bool Simulator::release_if_cancelled(uint32_t slot) {
+  Slot& sl = slot_at(slot);
+  if (!sl.cancelled) return false;
+  sl.cancelled = false;
+  free_.push_back(slot);
+  return true;
+}
+
+void Simulator::compact_bucket(int level, uint32_t digit) {
+  Bucket& b = buckets_[(static_cast<uint32_t>(level) << kDigitBits) | digit];
+  // Stable, in place: the write cursor never passes the read cursor.
+  Block* wb = b.head;
+  uint32_t wi = 0;
+  std::size_t kept = 0;
+  uint64_t min = UINT64_MAX;
+  for (Block* rb = b.head; rb != nullptr; rb = rb->next) {
+    const uint32_t n = rb == b.tail ? b.tail_size : kBlockEntries;
+    for (uint32_t i = 0; i < n; ++i) {
+      const Entry e = rb->entry[i];
+      if (release_if_cancelled(e.slot)) continue;
+      if (wi == kBlockEntries) {
+        wb = wb->next;
+        wi = 0;
+      }
+      wb->entry[wi++] = e;
+      min = std::min(min, e.time);
+      ++kept;
+    }
+  }
+  Block* spare = kept == 0 ? b.head : wb->next;
+  while (spare != nullptr) {
+    Block* const next = spare->next;
+    free_block(spare);
+    spare = next;
+  }
+  if (kept == 0) {
+    b = Bucket{};
+    clear_bucket_bit(level, digit);
+    return;
+  }
+  wb->next = nullptr;
+  b.tail = wb;
+  b.tail_size = wi;
+  b.size = static_cast<uint32_t>(kept);
+  b.min = min;
 }
 
 void Simulator::compact() {
-  settle_top();
-  std::size_t kept = 0;
-  const std::size_t n = heap_size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const uint32_t slot = slots_[i + kPad];
-    Slot& sl = slot_at(slot);
-    if (sl.cancelled) {
-      sl.cancelled = false;
-      free_.push_back(slot);
-    } else {
-      move_entry(kept++, i);
+  std::erase_if(early_, [this](const Early& e) { return release_if_cancelled(e.slot); });
+  std::make_heap(early_.begin(), early_.end(), std::greater<>{});
+  for (uint32_t level = 0; level < 256; ++level) {
+    if ((current_mask_[level / 64] >> (level % 64) & 1) == 0) continue;
+    Fifo& f = current_[level];
+    std::size_t kept = 0;
+    for (std::size_t i = f.head; i < f.slots.size(); ++i) {
+      if (!release_if_cancelled(f.slots[i])) f.slots[kept++] = f.slots[i];
+    }
+    f.slots.resize(kept);
+    f.head = 0;
+    if (kept == 0) clear_current_bit(level);
+  }
+  std::size_t run_kept = 0;
+  for (std::size_t i = run_head_; i < run_.size(); ++i) {
+    if (!release_if_cancelled(run_[i].slot)) run_[run_kept++] = run_[i];
+  }
+  run_.resize(run_kept);
+  run_head_ = 0;
+  for (int level = 0; level < kLevels; ++level) {
+    for (uint32_t w = 0; w < kMaskWords; ++w) {
+      for (uint64_t bits = digit_mask_[level][w]; bits != 0; bits &= bits - 1) {
+        compact_bucket(level, w * 64 + static_cast<uint32_t>(std::countr_zero(bits)));
+      }
     }
   }
-  keys_.resize(kept + kPad);
-  slots_.resize(kept + kPad);
   stale_ = 0;
-  if (kept > 1) {
-    for (std::size_t i = (kept - 2) / 4 + 1; i-- > 0;) {
-      sift_down(i, keys_[i + kPad], slots_[i + kPad]);
-    }
-  }
 }
 
-// Pops cancelled entries off the top (freeing their slots); returns whether an event remains.
-bool Simulator::discard_stale_top() {
-  settle_top();
-  if (stale_ == 0) return heap_size() > 0;  // nothing cancelled: skip reading the top's slot
-  while (heap_size() > 0) {
-    const uint32_t slot = slots_[kPad];
-    Slot& sl = slot_at(slot);
-    if (!sl.cancelled) return true;
-    sl.cancelled = false;
-    free_.push_back(slot);
-    pop_top();
-    --stale_;
-  }
-  return false;
-}
-
-void Simulator::execute_top() {
-  const uint32_t top_slot = slots_[kPad];
-  top_is_done_ = true;  // removed lazily: the first event it schedules takes its place
-  now_ = Time{key_time(keys_[kPad])};
-  // The next event is the smallest child of the top, unless this one schedules an earlier one:
-  // start loading its slot now so the miss overlaps this callback (matters in large queues).
-  const std::size_t n = heap_size();
-  if (n > kPrefetchFrom) {
-    std::size_t best = 1;
-    for (std::size_t c = 2; c < std::min<std::size_t>(5, n); ++c) {
-      if (keys_[c + kPad] < keys_[best + kPad]) best = c;
-    }
-    __builtin_prefetch(&slot_at(slots_[best + kPad]));
+void Simulator::execute_front() {
+  uint32_t slot;
+  if (early_.empty()) [[likely]] {
+    slot = pop_current(current_level());
+    now_ = Time{static_cast<int64_t>(radix_time_)};
+  } else {
+    slot = early_.front().slot;
+    now_ = Time{static_cast<int64_t>(early_.front().time)};
+    std::pop_heap(early_.begin(), early_.end(), std::greater<>{});
+    early_.pop_back();
   }
   // The generation moves on before the call, so the running event is no longer pending
   // (cancel() of itself returns false), but the slot is freed only after the call: chunks never
   // move, so the callable can safely schedule events while it runs.
-  Slot& sl = slot_at(top_slot);
+  Slot& sl = slot_at(slot);
   next_gen(sl);
   --live_;
   sl.cb();
   sl.cb.reset();
-  free_.push_back(top_slot);
-  settle_top();
+  free_.push_back(slot);
   ++executed_;
 }
 
 Time Simulator::next_event_time() {
-  return discard_stale_top() ? Time{key_time(keys_[kPad])} : Time::max();
+  // With nothing cancelled, the front of run_ or the lowest bucket's minimum is exact: read it
+  // without moving the radix time past now(), so that events scheduled next still go to the
+  // buckets rather than the early heap.
+  if (settle(stale_ == 0 ? static_cast<uint64_t>(now_.ps) : UINT64_MAX)) {
+    return Time{static_cast<int64_t>(front_time())};
+  }
+  if (!run_empty()) return Time{static_cast<int64_t>(run_[run_head_].time)};
+  if (level_mask_ == 0) return Time::max();
+  int level;
+  uint32_t digit;
+  return Time{static_cast<int64_t>(lowest_bucket(level, digit).min)};
 }
 
 bool Simulator::step() {
-  if (!discard_stale_top()) return false;
-  execute_top();
+  if (!settle(UINT64_MAX)) return false;
+  execute_front();
   return true;
 }
 
@@ -214,10 +388,11 @@ void Simulator::run() {
 
 void Simulator::run_until(Time limit) {
   stopped_ = false;
+  if (limit < now_) return;  // every pending event is at now() or later
+  const auto last = static_cast<uint64_t>(limit.ps);
   while (!stopped_) {
-    if (!discard_stale_top()) break;
-    if (key_time(keys_[kPad]) > limit.ps) break;
-    execute_top();
+    if (!settle(last) || front_time() > last) break;
+    execute_front();
     if (stop_predicate_ && stop_predicate_()) stopped_ = true;
   }
   if (!stopped_ && limit != Time::max() && limit > now_) now_ = limit;

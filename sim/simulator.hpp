@@ -5,20 +5,30 @@
 // is skipped when it reaches the top, and the queue is compacted when stale entries outnumber
 // live ones); running to exhaustion, to a time limit, until stop() or until a predicate holds.
 // Ignores: parallel execution, rollback, wall-clock pacing.
-// Layout (why it is fast): the queue is an implicit 4-ary min-heap of 16-byte keys
-// (time, priority, sequence packed in 128 bits), aligned so that a node's four children share
-// one cache line, with a parallel array of slot indices; each event's callable (Callback, 40
+// Layout (why it is fast): simulated time never goes back, so the queue is a monotone radix heap
+// (Ahuja, Mehlhorn, Orlin & Tarjan, JACM 1990) rather than a comparison heap: 8 levels of 256
+// buckets; an event is filed by the highest 8-bit digit in which its time differs from the
+// "radix time" (the last time taken out, never after any queued time). When nothing is due at
+// the radix time, the lowest non-empty bucket (found with bit masks) is emptied: if it holds
+// more than kRunMax events they are spread into the buckets below by their next digit; if
+// fewer, spreading would leave about one per bucket, so they are sorted (counting sort on the
+// top bits, then insertion sort) into a short sorted run, the "window", which also takes new
+// events that fall inside its range. Each event is moved a few times, always by appending or
+// by short sequential shifts: no data-dependent branches per compare and no cache miss per
+// heap level, where a binary heap of 1e6 events misses on most of its ~20 levels.
+// Events at the radix time wait in one FIFO per priority level. They arrive there in insertion
+// order (simulator.cpp says why), so the total order (time, priority, sequence) holds without
+// storing or comparing sequence numbers. An event scheduled before the radix time (possible only
+// after the queue looked past cancelled events later than now()) goes to a small binary heap.
+// Buckets are chains of 256-byte blocks from a shared pool. Each event's callable (Callback, 40
 // bytes inline) and generation share one 64-byte slot in a slab of chunks that never move,
 // reused through a free list. In steady state scheduling an event allocates nothing.
-// With many events pending (about 1e6) the cost is memory latency, not compares: each sift
-// level prefetches the next level's keys and slot indices, the next event's slot is prefetched
-// while the current one runs, and blocks of 2 MiB or more (the heap, later slab chunks) are
-// asked for transparent huge pages so random accesses do not also miss the TLB.
-// A 4-ary heap halves the depth of a binary one at the cost of three more compares per level,
-// which wins once the heap outgrows cache (LaMarca & Ladner, "The influence of caches on the
-// performance of heaps", JEA 1996).
+// With many events pending (about 1e6) the slot of each event about to run is prefetched when
+// it reaches the window, level 0 or the FIFOs, and blocks of 2 MiB or more (later slab chunks,
+// block chunks) are asked for transparent huge pages.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <functional>
@@ -61,7 +71,7 @@ class Simulator {
     const uint32_t slot = alloc_slot();
     Slot& sl = slot_at(slot);
     sl.cb.emplace(std::forward<F>(f));
-    push(make_key(t.ps, priority, seq_++), slot);
+    enqueue(static_cast<uint64_t>(t.ps), slot, static_cast<uint32_t>(priority));
     ++live_;
     return EventId{(static_cast<uint64_t>(sl.gen) << 32) | slot};
   }
@@ -111,25 +121,19 @@ class Simulator {
  private:
   static constexpr uint32_t kChunkBits = 10;  // 1024 slots (64 KiB) in the first chunk
   static constexpr uint32_t kChunkSize = 1u << kChunkBits;
-  // The key array starts kPad entries into a 64-byte aligned buffer, so that the four children
-  // of every node (4i+1..4i+4) fill exactly one cache line.
-  static constexpr std::size_t kPad = 3;
-  static constexpr int kSeqBits = 56;
-
-  // (time, priority, insertion sequence) as one unsigned 128-bit number: time with its sign bit
-  // flipped (so signed order becomes unsigned order), then priority << 56 | sequence. One wide
-  // compare orders two events completely.
-  __extension__ using Key = unsigned __int128;
-  static Key make_key(int64_t time, Priority priority, uint64_t seq) {
-    return (static_cast<Key>(static_cast<uint64_t>(time) ^ (uint64_t{1} << 63)) << 64) |
-           (static_cast<uint64_t>(priority) << kSeqBits) | seq;
-  }
-  static int64_t key_time(Key k) {
-    return static_cast<int64_t>(static_cast<uint64_t>(k >> 64) ^ (uint64_t{1} << 63));
-  }
+  // Radix of the queue: times are split into kLevels digits of kDigitBits bits.
+  static constexpr int kDigitBits = 8;
+  static constexpr uint32_t kDigits = 1u << kDigitBits;
+  static constexpr int kLevels = 64 / kDigitBits;
+  static constexpr uint32_t kMaskWords = kDigits / 64;
+  static constexpr uint32_t kBlockEntries = 15;  // a block is 256 bytes
+  // A bucket of at most this many events is sorted into the window rather than spread.
+  static constexpr uint32_t kRunMax = 512;
+  // Beyond this many events in the window, it is given up (insertion costs O(run)).
+  static constexpr uint32_t kRunSpill = 2 * kRunMax;
 
   // One cache line per event: its callable and generation. A cancelled event's slot is not
-  // reused until its heap entry is discarded, so a heap entry's slot names exactly one event.
+  // reused until its queue entry is discarded, so a queue entry's slot names exactly one event.
   struct alignas(64) Slot {
     Callback cb;
     uint32_t gen = 1;
@@ -137,20 +141,46 @@ class Simulator {
   };
   static_assert(sizeof(Slot) == 64);
 
-  template <typename T>
-  struct CacheAligned {
-    using value_type = T;
-    CacheAligned() = default;
-    template <typename U>
-    CacheAligned(const CacheAligned<U>&) {}  // NOLINT: allocator rebinding
-    T* allocate(std::size_t n) { return static_cast<T*>(allocate_bytes(n * sizeof(T))); }
-    void deallocate(T* p, std::size_t n) { deallocate_bytes(p, n * sizeof(T)); }
-    friend bool operator==(const CacheAligned&, const CacheAligned&) { return true; }
+  struct Entry {
+    uint64_t time;  // picoseconds; never negative, since nothing is scheduled before time 0
+    uint32_t slot;
+    uint32_t priority;
+  };
+  // Buckets are chains of fixed-size blocks from a shared pool, so memory follows the number
+  // pending, not the largest size each bucket ever had.
+  struct alignas(64) Block {
+    Block* next;
+    uint64_t unused;
+    Entry entry[kBlockEntries];
+  };
+  static_assert(sizeof(Block) == 256);
+  struct Bucket {
+    Block* head = nullptr;
+    Block* tail = nullptr;
+    uint32_t tail_size = kBlockEntries;  // "full" when empty, so the first append adds a block
+    uint32_t size = 0;
+    uint64_t min = UINT64_MAX;  // smallest time appended since the bucket was emptied
+  };
+  // Events at the current radix time, one FIFO per priority level: they arrive in insertion
+  // order (see simulator.cpp), so FIFO order within a level is (priority, sequence) order.
+  struct Fifo {
+    std::vector<uint32_t> slots;
+    std::size_t head = 0;
+  };
+  // An event scheduled before the radix time (possible only after the queue looked past
+  // cancelled events later than now()); kept in a plain binary heap, needed rarely.
+  struct Early {
+    uint64_t time;
+    uint64_t order;  // priority << 56 | sequence
+    uint32_t slot;
+    bool operator>(const Early& o) const {
+      return time != o.time ? time > o.time : order > o.order;
+    }
   };
 
   // 64-byte aligned memory; blocks of 2 MiB or more are 2 MiB aligned and asked to be backed by
-  // huge pages, since random accesses into a heap or slab of many megabytes otherwise miss the
-  // TLB on almost every access (a page walk on top of the cache miss).
+  // huge pages, since random accesses into a slab of many megabytes otherwise miss the TLB on
+  // almost every access (a page walk on top of the cache miss).
   static void* allocate_bytes(std::size_t bytes);
   static void deallocate_bytes(void* p, std::size_t bytes);
   // Chunk k of the slab holds kChunkSize << k slots, so slot s lives in chunk
@@ -164,15 +194,6 @@ class Simulator {
     const uint32_t c = chunk_of(slot);
     return chunks_[c][slot - chunk_start(c)];
   }
-  std::size_t heap_size() const { return keys_.size() - kPad; }
-  void place(std::size_t i, Key k, uint32_t slot) {
-    keys_[i + kPad] = k;
-    slots_[i + kPad] = slot;
-  }
-  void move_entry(std::size_t to, std::size_t from) {
-    keys_[to + kPad] = keys_[from + kPad];
-    slots_[to + kPad] = slots_[from + kPad];
-  }
   uint32_t alloc_slot() {
     if (!free_.empty()) {
       const uint32_t s = free_.back();
@@ -185,49 +206,134 @@ class Simulator {
     if (++sl.gen == 0) sl.gen = 1;  // generation 0 is never issued, so EventId{0} is never pending
   }
   uint32_t grow_slot();
-  void push(Key k, uint32_t slot) {
-    if (top_is_done_) {
-      // The event now running still occupies the top: put its first successor there and sift
-      // it down, one pass instead of a pop and a push (the hold pattern of most models).
-      top_is_done_ = false;
-      sift_down(0, k, slot);
-      return;
-    }
-    keys_.push_back(k);
-    slots_.push_back(slot);
-    std::size_t i = heap_size() - 1;
-    while (i > 0) {
-      const std::size_t parent = (i - 1) >> 2;
-      if (!(k < keys_[parent + kPad])) break;
-      move_entry(i, parent);
-      i = parent;
-    }
-    place(i, k, slot);
-  }
-  void settle_top() {
-    if (top_is_done_) {
-      top_is_done_ = false;
-      pop_top();
+
+  // Files an event: into the bucket of the highest digit in which its time differs from the
+  // radix time, into the current FIFOs if equal, into the early heap if before it.
+  void enqueue(uint64_t t, uint32_t slot, uint32_t priority) {
+    if (t > window_last_) [[likely]] {
+      const int level = (std::bit_width(t ^ radix_time_) - 1) / kDigitBits;
+      append(level, static_cast<uint32_t>(t >> (level * kDigitBits)) & (kDigits - 1),
+             Entry{t, slot, priority});
+    } else if (t > radix_time_) {
+      insert_run(Entry{t, slot, priority});
+    } else if (t == radix_time_) {
+      push_current(slot, priority);
+    } else {
+      push_early(t, slot, priority);
     }
   }
-  void pop_top();
-  void sift_down(std::size_t i, Key k, uint32_t slot);
+  void append(int level, uint32_t digit, const Entry& e) {
+    Bucket& b = buckets_[(static_cast<uint32_t>(level) << kDigitBits) | digit];
+    if (b.tail_size == kBlockEntries) [[unlikely]]
+      add_block(b);
+    b.tail->entry[b.tail_size++] = e;
+    b.min = std::min(b.min, e.time);
+    if (b.size++ == 0) {
+      digit_mask_[level][digit / 64] |= uint64_t{1} << (digit % 64);
+      level_mask_ |= 1u << level;
+    }
+  }
+  void add_block(Bucket& b) {
+    if (free_blocks_ == nullptr) grow_blocks();
+    Block* blk = free_blocks_;
+    free_blocks_ = blk->next;
+    blk->next = nullptr;
+    (b.tail ? b.tail->next : b.head) = blk;
+    b.tail = blk;
+    b.tail_size = 0;
+  }
+  void free_block(Block* blk) {
+    blk->next = free_blocks_;
+    free_blocks_ = blk;
+  }
+  void grow_blocks();
+  void push_current(uint32_t slot, uint32_t priority) {
+    Fifo& f = current_[priority];
+    // Reclaim the consumed front before growing, so a chain of events at one instant reuses
+    // its buffer; only when at least half is consumed, so the move is amortized O(1).
+    if (f.slots.size() == f.slots.capacity() && f.head > 0 && 2 * f.head >= f.slots.size()) {
+      f.slots.erase(f.slots.begin(), f.slots.begin() + static_cast<std::ptrdiff_t>(f.head));
+      f.head = 0;
+    }
+    f.slots.push_back(slot);
+    current_mask_[priority / 64] |= uint64_t{1} << (priority % 64);
+    current_words_ |= 1u << (priority / 64);
+  }
+  // The lowest non-empty priority level in the current FIFOs (which must not be empty).
+  uint32_t current_level() const {
+    const auto w = static_cast<uint32_t>(std::countr_zero(current_words_));
+    return w * 64 + static_cast<uint32_t>(std::countr_zero(current_mask_[w]));
+  }
+  bool current_empty() const { return current_words_ == 0; }
+  uint32_t pop_current(uint32_t level) {
+    Fifo& f = current_[level];
+    const uint32_t slot = f.slots[f.head++];
+    if (f.head == f.slots.size()) {
+      f.slots.clear();
+      f.head = 0;
+      clear_current_bit(level);
+    }
+    return slot;
+  }
+  void clear_current_bit(uint32_t level) {
+    current_mask_[level / 64] &= ~(uint64_t{1} << (level % 64));
+    if (current_mask_[level / 64] == 0) current_words_ &= ~(1u << (level / 64));
+  }
+  void insert_run(const Entry& e);
+  bool run_empty() const { return run_head_ == run_.size(); }
+  void push_early(uint64_t t, uint32_t slot, uint32_t priority);
+  // The lowest non-empty bucket (level_mask_ must not be 0).
+  Bucket& lowest_bucket(int& level, uint32_t& digit) {
+    level = std::countr_zero(level_mask_);
+    const uint64_t* words = digit_mask_[level];
+    uint32_t w = 0;
+    while (words[w] == 0) ++w;
+    digit = w * 64 + static_cast<uint32_t>(std::countr_zero(words[w]));
+    return buckets_[(static_cast<uint32_t>(level) << kDigitBits) | digit];
+  }
+  void clear_bucket_bit(int level, uint32_t digit) {
+    uint64_t* words = digit_mask_[level];
+    words[digit / 64] &= ~(uint64_t{1} << (digit % 64));
+    if ((words[0] | words[1] | words[2] | words[3]) == 0) level_mask_ &= ~(1u << level);
+  }
+  bool advance(uint64_t limit);
+  bool settle(uint64_t limit);
+  uint64_t front_time() const { return early_.empty() ? radix_time_ : early_.front().time; }
+  bool release_if_cancelled(uint32_t slot);
   void compact();
-  bool discard_stale_top();
-  void execute_top();
+  void compact_bucket(int level, uint32_t digit);
+  void execute_front();
   [[noreturn]] void throw_in_past(Time t) const;
 
   Time now_{};
-  uint64_t seq_ = 0;
   uint64_t executed_ = 0;
   uint64_t live_ = 0;
-  uint64_t stale_ = 0;  // cancelled entries still in the heap
+  uint64_t stale_ = 0;  // cancelled entries still queued
+  uint64_t early_seq_ = 0;
   bool stopped_ = false;
-  bool top_is_done_ = false;  // the top entry is the event now running, not yet removed
-  // The 4-ary heap, as parallel arrays after kPad unused entries: keys (compared) and slots
-  // (moved along, read only for the winner).
-  std::vector<Key, CacheAligned<Key>> keys_;
-  std::vector<uint32_t> slots_;
+  // The queue: a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan, "Faster algorithms for the
+  // shortest path problem", JACM 37(2), 1990) with 256-way digits. Every queued time t >=
+  // radix_time_ sits in bucket (level, digit) where level is the highest 8-bit digit in which t
+  // differs from radix_time_ and digit is t's digit there; times equal to radix_time_ sit in
+  // current_.
+  uint64_t radix_time_ = 0;
+  uint32_t level_mask_ = 0;                        // bit l: level l has a non-empty bucket
+  uint64_t digit_mask_[kLevels][kMaskWords] = {};  // non-empty buckets of each level
+  uint64_t current_mask_[kMaskWords] = {};         // non-empty FIFOs in current_
+  uint32_t current_words_ = 0;                     // bit w: current_mask_[w] != 0
+  // The window: when a bucket with few events is emptied, they are sorted by time into run_
+  // instead of being spread over the (mostly empty) buckets below; until the next bucket is
+  // emptied, events with times in (radix_time_, window_last_] go there too, by insertion.
+  // Otherwise window_last_ == radix_time_ and run_ is empty.
+  uint64_t window_last_ = 0;
+  std::vector<Entry> run_;  // sorted by time, equal times in insertion order, from run_head_
+  std::size_t run_head_ = 0;
+  uint32_t sort_pos_[kDigits] = {};    // counting sort's group positions
+  std::unique_ptr<Bucket[]> buckets_;  // kLevels * kDigits
+  std::unique_ptr<Fifo[]> current_;    // one per priority value
+  Block* free_blocks_ = nullptr;
+  std::vector<std::pair<Block*, std::size_t>> block_chunks_;  // for the destructor
+  std::vector<Early> early_;                                  // min-heap on (time, order)
   uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_;  // free slots
   std::vector<Slot*> chunks_;   // chunk k: kChunkSize << k slots from allocate_bytes

@@ -200,8 +200,9 @@ TEST_CASE("Large captures fall back to the heap and are destroyed", "[unit][simu
 }
 
 // 100k pending events span several slab chunks (the sixth, 2 MiB, is the first asked for huge
-// pages) and a heap large enough for the prefetching sift; order must still be
-// (time, insertion), and a cancelled event in any chunk must neither run nor read as pending.
+// pages) and enough buckets that slots are prefetched and large buckets are spread rather than
+// sorted; order must still be (time, insertion), and a cancelled event in any chunk must
+// neither run nor read as pending.
 TEST_CASE("A large queue across slab chunks keeps order and cancellation", "[unit][simulator]") {
   constexpr int kEvents = 100'000;
   Simulator sim;
@@ -231,4 +232,220 @@ TEST_CASE("A large queue across slab chunks keeps order and cancellation", "[uni
   CHECK(ordered);
   CHECK(std::none_of(ran.begin(), ran.end(), [](int i) { return i % 7 == 0; }));
   CHECK_FALSE(sim.is_pending(ids[kEvents - 1]));
+}
+
+namespace {
+
+// A reference for the engine's total order: the set of pending (time, priority, sequence) keys.
+// Every event, when it runs, must be the smallest pending key; cancel() removes a key.
+struct OrderChecker {
+  using Key = std::tuple<int64_t, int, uint64_t>;
+  Simulator& sim;
+  std::set<Key> pending;
+  std::vector<EventId> ids;  // by sequence
+  std::vector<Key> keys;     // by sequence
+  uint64_t mismatches = 0;
+  uint64_t ran = 0;
+  std::function<void(uint64_t)> on_run = [](uint64_t) {};
+
+  explicit OrderChecker(Simulator& s) : sim(s) {}
+  uint64_t add(int64_t t, Priority p) {
+    const uint64_t seq = ids.size();
+    keys.emplace_back(t, static_cast<int>(p), seq);
+    pending.insert(keys.back());
+    ids.push_back(sim.schedule_at(
+        Time{t},
+        [this, seq] {
+          ++ran;
+          if (pending.empty() || std::get<2>(*pending.begin()) != seq) ++mismatches;
+          pending.erase(keys[seq]);
+          if (sim.now().ps != std::get<0>(keys[seq])) ++mismatches;
+          on_run(seq);
+        },
+        p));
+    return seq;
+  }
+  bool cancel(uint64_t seq) {
+    const bool done = sim.cancel(ids[seq]);
+    if (done != (pending.count(keys[seq]) == 1)) ++mismatches;
+    pending.erase(keys[seq]);
+    return done;
+  }
+  Time expected_next() const {
+    return pending.empty() ? Time::max() : Time{std::get<0>(*pending.begin())};
+  }
+};
+
+constexpr std::array<Priority, 5> kPriorities = {
+    Priority::kFirst, Priority::kEarly, Priority::kNormal, Priority::kLate, Priority::kLast};
+
+}  // namespace
+
+TEST_CASE("Order holds over wide time ranges with run_until, look-ahead and cancellation",
+          "[unit][simulator]") {
+  // Delays from picoseconds to 2^40 ps (so events sit at every level of the radix queue and in
+  // the sorted window), events scheduled at now() by running events, from outside between
+  // run_until() calls (possibly before a time next_event_time() looked ahead to), and
+  // cancellations, including of the earliest pending event. Every executed event must be the
+  // reference's smallest key; next_event_time() must equal the reference's smallest time.
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937_64 rng(seed);
+    Simulator sim;
+    OrderChecker ref(sim);
+    auto delay = [&]() -> int64_t {
+      switch (rng() % 6) {
+        case 0:
+          return 0;
+        case 1:
+          return static_cast<int64_t>(rng() % 4);
+        case 2:
+          return static_cast<int64_t>(rng() % 300);
+        case 3:
+          return static_cast<int64_t>(rng() % 70'000);
+        case 4:
+          return static_cast<int64_t>(rng() % 20'000'000);
+        default: {
+          const int bits = static_cast<int>(rng() % 41);
+          return static_cast<int64_t>(rng() % (uint64_t{1} << bits));
+        }
+      }
+    };
+    auto prio = [&] { return kPriorities[rng() % kPriorities.size()]; };
+    ref.on_run = [&](uint64_t) {
+      if (rng() % 8 < 5) ref.add(sim.now().ps + delay(), prio());
+      if (rng() % 16 == 0) ref.add(sim.now().ps + delay(), prio());
+      if (rng() % 10 == 0) ref.cancel(rng() % ref.ids.size());
+    };
+    for (int i = 0; i < 2000; ++i) ref.add(delay(), prio());
+    uint64_t next_time_errors = 0;
+    for (int round = 0; round < 400 && !ref.pending.empty(); ++round) {
+      const int64_t limit = sim.now().ps + delay();
+      sim.run_until(Time{limit});
+      CHECK(sim.now() == Time{limit});
+      if (sim.next_event_time() != ref.expected_next()) ++next_time_errors;
+      if (rng() % 3 == 0 && !ref.pending.empty()) {
+        ref.cancel(std::get<2>(*ref.pending.begin()));  // the earliest pending event
+      }
+      if (rng() % 2 == 0) {
+        if (sim.next_event_time() != ref.expected_next()) ++next_time_errors;
+      }
+      for (int k = static_cast<int>(rng() % 5); k > 0; --k) ref.add(sim.now().ps + delay(), prio());
+      CHECK(sim.pending_events() == ref.pending.size());
+    }
+    sim.run();
+    CHECK(ref.mismatches == 0);
+    CHECK(next_time_errors == 0);
+    CHECK(ref.pending.empty());
+    CHECK(sim.pending_events() == 0);
+    CHECK(sim.events_executed() == ref.ran);
+  }
+}
+
+TEST_CASE("Events scheduled at now run by priority among those already due", "[unit][simulator]") {
+  // At t = 50: A (kNormal) and B (kLate) are due. A, when run, schedules C at now with kFirst
+  // and D at now with kLate. Order by (time, priority, sequence): A; then C (kFirst); then B
+  // and D (both kLate, B scheduled first); an event at 51 last.
+  Simulator sim;
+  std::vector<char> order;
+  sim.schedule_at(Time{51}, [&] { order.push_back('E'); });
+  sim.schedule_at(Time{50}, [&] {
+    order.push_back('A');
+    sim.schedule_at(
+        Time{50}, [&] { order.push_back('C'); }, Priority::kFirst);
+    sim.schedule_after(
+        Time{0}, [&] { order.push_back('D'); }, Priority::kLate);
+  });
+  sim.schedule_at(
+      Time{50}, [&] { order.push_back('B'); }, Priority::kLate);
+  sim.run();
+  CHECK(order == std::vector<char>{'A', 'C', 'B', 'D', 'E'});
+}
+
+TEST_CASE("Cancelling the earliest event exposes the next one", "[unit][simulator]") {
+  Simulator sim;
+  int ran = 0;
+  const EventId a = sim.schedule_at(Time{100}, [&] { ran += 1; });
+  sim.schedule_at(
+      Time{100}, [&] { ran += 10; }, Priority::kLate);
+  sim.schedule_at(Time{300}, [&] { ran += 100; });
+  CHECK(sim.next_event_time() == Time{100});
+  CHECK(sim.cancel(a));
+  CHECK(sim.next_event_time() == Time{100});  // the kLate one at the same time
+  CHECK(sim.step());
+  CHECK(ran == 10);
+  CHECK(sim.next_event_time() == Time{300});
+  sim.run();
+  CHECK(ran == 110);
+}
+
+TEST_CASE("Times near the int64 limit keep their order", "[unit][simulator]") {
+  // Jumps of ~2^62 ps and events at Time::max() (the largest time) put events in the top level
+  // of the radix queue; they must still run in (time, priority, insertion) order.
+  Simulator sim;
+  std::vector<int> order;
+  const int64_t max = Time::max().ps;
+  sim.schedule_at(Time::max(), [&] { order.push_back(5); });
+  sim.schedule_at(
+      Time::max(), [&] { order.push_back(4); }, Priority::kFirst);
+  sim.schedule_at(Time{max - 1}, [&] { order.push_back(3); });
+  sim.schedule_at(Time{int64_t{1} << 62}, [&] {
+    order.push_back(1);
+    sim.schedule_after(Time{max - (int64_t{1} << 62) - 2}, [&] { order.push_back(2); });
+  });
+  sim.schedule_at(Time{0}, [&] { order.push_back(0); });
+  sim.run_until(Time{(int64_t{1} << 62) + 5});
+  CHECK(order == std::vector<int>{0, 1});
+  CHECK(sim.next_event_time() == Time{max - 2});
+  sim.run();
+  CHECK(order == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(sim.now() == Time::max());
+  CHECK(sim.pending_events() == 0);
+}
+
+TEST_CASE("Events scheduled before a looked-ahead time still run first", "[unit][simulator]") {
+  // next_event_time() with a cancelled event pending has to look past it, to t = 1000, while
+  // now() is 20; events then scheduled between 20 and 1000 must run before the one at 1000,
+  // in (time, priority, insertion) order, also when they schedule more such events.
+  Simulator sim;
+  std::vector<int> order;
+  sim.schedule_at(Time{1000}, [&] { order.push_back(9); });
+  const EventId gone = sim.schedule_at(Time{500}, [&] { order.push_back(-1); });
+  sim.run_until(Time{20});
+  CHECK(sim.cancel(gone));
+  CHECK(sim.next_event_time() == Time{1000});
+  CHECK(sim.now() == Time{20});
+  sim.schedule_at(Time{30}, [&] { order.push_back(2); });
+  sim.schedule_at(
+      Time{30}, [&] { order.push_back(1); }, Priority::kFirst);
+  sim.schedule_at(Time{20}, [&] {
+    order.push_back(0);
+    sim.schedule_at(Time{999}, [&] { order.push_back(4); });
+    sim.schedule_at(Time{1000}, [&] { order.push_back(10); });
+  });
+  sim.schedule_at(Time{40}, [&] { order.push_back(3); });
+  CHECK(sim.next_event_time() == Time{20});
+  sim.run();
+  CHECK(order == std::vector<int>{0, 1, 2, 3, 4, 9, 10});
+}
+
+TEST_CASE("Many events scheduled into a short span keep their order", "[unit][simulator]") {
+  // The first event emptied from a sparse bucket opens a window of 65536 ps; 5000 events then
+  // scheduled at random times inside it (more than the window takes by insertion) and at its
+  // current time must still run in (time, priority, insertion) order.
+  Simulator sim;
+  OrderChecker ref(sim);
+  std::mt19937_64 rng(99);
+  ref.add(70'000, Priority::kNormal);
+  ref.add(70'001, Priority::kNormal);
+  ref.add(140'000, Priority::kNormal);
+  CHECK(sim.step());
+  for (int i = 0; i < 5000; ++i) {
+    const int64_t t = 70'000 + static_cast<int64_t>(rng() % 60'000);
+    ref.add(rng() % 10 == 0 ? 70'000 : t, kPriorities[rng() % kPriorities.size()]);
+  }
+  for (int i = 0; i < 100; ++i) ref.cancel(rng() % ref.ids.size());
+  sim.run();
+  CHECK(ref.mismatches == 0);
+  CHECK(ref.pending.empty());
+  CHECK(sim.events_executed() == ref.ran);
 }
