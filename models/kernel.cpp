@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
+
+#include "hw/model_params.hpp"
 
 namespace ridge::models {
 
@@ -55,36 +59,85 @@ double tensor_efficiency(const KernelParams& k, hw::Precision p) {
   }
 }
 
+// Each KernelParams field and the model parameter it holds, sorted by name once so that one merge
+// walk over the GPU's (sorted) overlay map resolves them all: gpu.param() per field cost a string,
+// a map lookup and a linear search of the declarations, 26 times per prediction.
+struct ParamSlot {
+  std::string_view name;
+  double KernelParams::*field;
+};
+using ParamSlots = std::array<ParamSlot, 26>;
+
+const ParamSlots& param_slots() {
+  static const ParamSlots slots = [] {
+    ParamSlots t = {{{"hbm_efficiency", &KernelParams::hbm_efficiency},
+                     {"l2_efficiency", &KernelParams::l2_efficiency},
+                     {"hbm_latency", &KernelParams::hbm_latency},
+                     {"l2_latency", &KernelParams::l2_latency},
+                     {"max_inflight_bytes_per_sm", &KernelParams::max_inflight_bytes_per_sm},
+                     {"loads_in_flight_per_warp", &KernelParams::loads_in_flight_per_warp},
+                     {"sm_l2_bytes_per_cycle", &KernelParams::sm_l2_bytes_per_cycle},
+                     {"vector_efficiency", &KernelParams::vector_efficiency},
+                     {"simt_efficiency_fp32", &KernelParams::simt_efficiency_fp32},
+                     {"tensor_efficiency_fp16", &KernelParams::tensor_fp16},
+                     {"tensor_efficiency_bf16", &KernelParams::tensor_bf16},
+                     {"tensor_efficiency_tf32", &KernelParams::tensor_tf32},
+                     {"tensor_efficiency_fp8", &KernelParams::tensor_fp8},
+                     {"gemm_tile_overhead", &KernelParams::gemm_tile_overhead},
+                     {"kernel_startup", &KernelParams::kernel_startup},
+                     {"kernel_gap", &KernelParams::kernel_gap},
+                     {"graph_kernel_gap", &KernelParams::graph_kernel_gap},
+                     {"hbm_access_bytes", &KernelParams::hbm_access_bytes},
+                     {"host_launch_cuda", &KernelParams::host_launch_cuda},
+                     {"host_launch_eager", &KernelParams::host_launch_eager},
+                     {"graph_launch_per_kernel", &KernelParams::graph_launch_per_kernel},
+                     {"pcie_efficiency_pinned", &KernelParams::pcie_efficiency_pinned},
+                     {"pcie_efficiency_pageable", &KernelParams::pcie_efficiency_pageable},
+                     {"pcie_efficiency_pageable_d2h", &KernelParams::pcie_efficiency_pageable_d2h},
+                     {"copy_latency", &KernelParams::copy_latency},
+                     {"block_dispatch", &KernelParams::block_dispatch}}};
+    // std::map<std::string, ...> orders its keys as string_view's operator< does.
+    std::sort(t.begin(), t.end(),
+              [](const ParamSlot& a, const ParamSlot& b) { return a.name < b.name; });
+    return t;
+  }();
+  return slots;
+}
+
+// The declared defaults (gpu.param's answer for a name the overlay lacks).
+const KernelParams& param_defaults() {
+  static const KernelParams defaults = [] {
+    KernelParams k;
+    for (const ParamSlot& p : param_slots()) {
+      const hw::ModelParamDecl* d = hw::find_model_param(p.name);
+      k.*p.field = d ? d->fallback : 0.0;
+    }
+    return k;
+  }();
+  return defaults;
+}
+
 }  // namespace
 
 KernelParams kernel_params(const hw::GpuSpec& g) {
-  KernelParams k;
-  k.hbm_efficiency = g.param("hbm_efficiency");
-  k.l2_efficiency = g.param("l2_efficiency");
-  k.hbm_latency = g.param("hbm_latency");
-  k.l2_latency = g.param("l2_latency");
-  k.max_inflight_bytes_per_sm = g.param("max_inflight_bytes_per_sm");
-  k.loads_in_flight_per_warp = g.param("loads_in_flight_per_warp");
-  k.sm_l2_bytes_per_cycle = g.param("sm_l2_bytes_per_cycle");
-  k.vector_efficiency = g.param("vector_efficiency");
-  k.simt_efficiency_fp32 = g.param("simt_efficiency_fp32");
-  k.tensor_fp16 = g.param("tensor_efficiency_fp16");
-  k.tensor_bf16 = g.param("tensor_efficiency_bf16");
-  k.tensor_tf32 = g.param("tensor_efficiency_tf32");
-  k.tensor_fp8 = g.param("tensor_efficiency_fp8");
-  k.gemm_tile_overhead = g.param("gemm_tile_overhead");
-  k.kernel_startup = g.param("kernel_startup");
-  k.kernel_gap = g.param("kernel_gap");
-  k.graph_kernel_gap = g.param("graph_kernel_gap");
-  k.hbm_access_bytes = g.param("hbm_access_bytes");
-  k.host_launch_cuda = g.param("host_launch_cuda");
-  k.host_launch_eager = g.param("host_launch_eager");
-  k.graph_launch_per_kernel = g.param("graph_launch_per_kernel");
-  k.pcie_efficiency_pinned = g.param("pcie_efficiency_pinned");
-  k.pcie_efficiency_pageable = g.param("pcie_efficiency_pageable");
-  k.pcie_efficiency_pageable_d2h = g.param("pcie_efficiency_pageable_d2h");
-  k.copy_latency = g.param("copy_latency");
-  k.block_dispatch = g.param("block_dispatch");
+  // Equal to g.param(name) for every field: the overlay's value where it has the name, else the
+  // declared default.
+  KernelParams k = param_defaults();
+  const ParamSlots& slots = param_slots();
+  auto it = g.model.begin();
+  size_t i = 0;
+  while (it != g.model.end() && i < slots.size()) {
+    const int c = std::string_view(it->first).compare(slots[i].name);
+    if (c < 0) {
+      ++it;
+    } else if (c > 0) {
+      ++i;
+    } else {
+      k.*slots[i].field = it->second;
+      ++it;
+      ++i;
+    }
+  }
   return k;
 }
 
@@ -95,10 +148,15 @@ double KernelSetup::block_cap(int n) const {
 }
 
 KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d) {
+  return kernel_setup(gpu, k, d, occupancy(gpu.sm, {d.block, d.registers, d.shared_bytes, -1}));
+}
+
+KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d,
+                         const Occupancy& occ) {
   KernelSetup s;
   s.desc = d;
   s.sms = gpu.sm.count;
-  s.occupancy = occupancy(gpu.sm, {d.block, d.registers, d.shared_bytes, -1});
+  s.occupancy = occ;
   if (!s.occupancy.error.empty() || s.occupancy.blocks_per_sm < 1) {
     throw std::invalid_argument(
         fmt::format("kernel '{}' cannot launch on {}: {}", d.name, gpu.name,

@@ -72,8 +72,9 @@ double sector_amplification(int elem_bytes, int stride);
 /// Extra HBM traffic of a strided warp request: HBM atoms fetched over the sectors' bytes (>= 1).
 double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes);
 
-/// The model parameters the kernel model reads, looked up once per prediction (gpu.param is a map
-/// lookup; a GEMM's tile search evaluates dozens of candidate kernels).
+/// The model parameters the kernel model reads, resolved once per prediction by one walk over the
+/// GPU's overlay (gpu.param per name is a map lookup; a GEMM's tile search evaluates dozens of
+/// candidate kernels).
 struct KernelParams {
   double hbm_efficiency, l2_efficiency, hbm_latency, l2_latency, max_inflight_bytes_per_sm;
   double loads_in_flight_per_warp, sm_l2_bytes_per_cycle, vector_efficiency, simt_efficiency_fp32;
@@ -114,6 +115,10 @@ struct KernelSetup {
 /// Derives the setup. Throws std::invalid_argument when the kernel cannot launch (occupancy 0).
 KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& params,
                          const KernelDesc& desc);
+/// The same with `occ` already computed for desc's block, registers and shared memory (a tile
+/// search computes it once per tile for all its split-K candidates).
+KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& params, const KernelDesc& desc,
+                         const Occupancy& occ);
 
 /// The closed form of one kernel's GPU time (no launch overhead): waves x per-wave time.
 struct KernelEstimate {

@@ -80,11 +80,11 @@ double unit_peak(const hw::GpuSpec& gpu, const OpCost& c) {
 KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
                                   Timing timing) {
   const KernelParams kp = kernel_params(gpu);
-  const OpPlan plan = plan_op(gpu, kp, op);
+  OpPlan plan = plan_op(gpu, kp, op);
   const OpCost cost = op_cost(op);
   KernelPrediction p;
   p.flops = cost.flops;
-  p.detail = plan.detail;
+  p.detail = std::move(plan.detail);
   p.detail["mode"] = mode_name(mode);
 
   std::vector<LaunchedWork> work;
@@ -132,15 +132,17 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
       const double blocks = static_cast<double>(s.desc.grid) * n;
       p.hbm_bytes += blocks * s.hbm_bytes;
       p.l2_bytes += blocks * s.l2_bytes;
-      kernels.push_back({{"name", s.desc.name},
-                         {"count", pk.count},
-                         {"time_s", t},
-                         {"grid", s.desc.grid},
-                         {"block", s.desc.block},
-                         {"waves", e.waves},
-                         {"bound", e.bound},
-                         {"l2_hit_rate", s.l2_hit},
-                         {"blocks_per_sm", s.blocks_per_sm}});
+      // Keys set one by one: a JSON initializer list builds a two-element array per entry first.
+      nlohmann::json& k = kernels.emplace_back(nlohmann::json::object());
+      k["name"] = s.desc.name;
+      k["count"] = pk.count;
+      k["time_s"] = t;
+      k["grid"] = s.desc.grid;
+      k["block"] = s.desc.block;
+      k["waves"] = e.waves;
+      k["bound"] = e.bound;
+      k["l2_hit_rate"] = s.l2_hit;
+      k["blocks_per_sm"] = s.blocks_per_sm;
       if (t * n > longest) {
         longest = t * n;
         work_bound = e.bound;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 namespace ridge::models {
 
@@ -45,7 +46,8 @@ int elementwise_inputs(const std::string& op) {
 
 OpCost op_cost(const OpSpec& op) {
   OpCost c;
-  const std::string& k = op.kind();
+  // Compared as string_view: lengths first, so the kinds before this op's cost no memcmp.
+  const std::string_view k = op.kind();
   if (k == "gemm") {
     const double m = op.f("m"), n = op.f("n"), kk = op.f("k"), batch = op.f("batch");
     const std::string& dt = op.s("dtype");
@@ -75,7 +77,8 @@ OpCost op_cost(const OpSpec& op) {
   } else if (k == "attention") {
     const double b = op.f("batch"), h = op.f("heads"), kvh = op.f("kv_heads");
     const double sq = op.f("seq_q"), skv = op.f("seq_kv"), d = op.f("head_dim");
-    const double e = dtype_bytes(op.s("dtype"));
+    const std::string& dt = op.s("dtype");
+    const double e = dtype_bytes(dt);
     const double frac = op.b("causal") ? causal_fraction(op.i("seq_q"), op.i("seq_kv")) : 1.0;
     const double fwd = 4.0 * b * h * sq * skv * d * frac;
     const double q = b * h * sq * d * e, kv = b * kvh * skv * d * e;
@@ -93,9 +96,9 @@ OpCost op_cost(const OpSpec& op) {
       c.bytes_read = 4 * q + 4 * kv;
       c.bytes_written = 2 * q + 2 * kv;
     }
-    c.precision = op.s("dtype") == "fp8_e4m3" ? hw::Precision::kFp8
-                  : op.s("dtype") == "fp16"   ? hw::Precision::kFp16
-                                              : hw::Precision::kBf16;
+    c.precision = dt == "fp8_e4m3" ? hw::Precision::kFp8
+                  : dt == "fp16"   ? hw::Precision::kFp16
+                                   : hw::Precision::kBf16;
     c.tensor = true;
   } else if (k == "copy") {
     const double bytes = op.f("bytes");
@@ -163,7 +166,7 @@ OpCost op_cost(const OpSpec& op) {
   } else if (k == "launch") {
     // Nothing moved, nothing computed: all launch cost.
   } else {
-    throw std::invalid_argument("op_cost: no cost model for op '" + k + "'");
+    throw std::invalid_argument("op_cost: no cost model for op '" + std::string(k) + "'");
   }
   c.min_bytes = c.bytes_read + c.bytes_written;
   return c;

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <string_view>
 
 #include "models/op_cost.hpp"
 
@@ -42,9 +44,10 @@ double kernel_time(const hw::GpuSpec& gpu, const KernelParams& kp, const KernelD
 
 // A grid-stride streaming kernel (PyTorch's vectorized elementwise loop, 16-byte vector loads;
 // strided inputs cannot vectorise and load one element per thread). 256 threads, 32 registers.
-KernelDesc streaming(const hw::GpuSpec& gpu, std::string name, double elems, double read_per_elem,
-                     double write_per_elem, double fp32_per_elem, double sfu_per_elem, int elem,
-                     int stride) {
+// Unnamed (a search times it without formatting a name); `vec_bytes` gets the vector width.
+KernelDesc streaming_desc(const hw::GpuSpec& gpu, double elems, double read_per_elem,
+                          double write_per_elem, double fp32_per_elem, double sfu_per_elem,
+                          int elem, int stride, int& vec_bytes) {
   KernelDesc d;
   d.block = 256;
   d.registers = 32;
@@ -59,7 +62,17 @@ KernelDesc streaming(const hw::GpuSpec& gpu, std::string name, double elems, dou
   d.sfu_ops = sfu_per_elem * per_block;
   d.elem_bytes = elem;
   d.stride = stride;
-  d.name = fmt::format("{} vec{}", name, vec * elem);
+  vec_bytes = vec * elem;
+  return d;
+}
+
+KernelDesc streaming(const hw::GpuSpec& gpu, std::string name, double elems, double read_per_elem,
+                     double write_per_elem, double fp32_per_elem, double sfu_per_elem, int elem,
+                     int stride) {
+  int vec_bytes = 0;
+  KernelDesc d = streaming_desc(gpu, elems, read_per_elem, write_per_elem, fp32_per_elem,
+                                sfu_per_elem, elem, stride, vec_bytes);
+  d.name = fmt::format("{} vec{}", name, vec_bytes);
   return d;
 }
 
@@ -79,8 +92,9 @@ struct GemmShape {
 };
 
 // One GEMM kernel with a tile and a split-K factor; the fp32 partials of a split go to a workspace.
-KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
-                       const KernelParams& kp, long long slots_hint, double l2_size) {
+// Unnamed: the tile search times candidates without formatting names (gemm_kernel names one).
+KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, const KernelParams& kp,
+                     long long slots_hint, double l2_size) {
   KernelDesc d;
   const long long tm = cdiv(static_cast<long long>(g.m), t.m);
   const long long tn = cdiv(static_cast<long long>(g.n), t.n);
@@ -123,6 +137,12 @@ KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
   // TMA / cp.async pipelines keep all stages in flight.
   d.inflight_bytes_per_block = d.shared_bytes;
   d.overhead_s = kp.gemm_tile_overhead;
+  return d;
+}
+
+KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
+                       const KernelParams& kp, long long slots_hint, double l2_size) {
+  KernelDesc d = gemm_desc(g, t, tk, splits, kp, slots_hint, l2_size);
   d.name = fmt::format("gemm {}x{}x{} splitk={}{}", t.m, t.n, tk, splits, g.tensor ? "" : " simt");
   return d;
 }
@@ -140,13 +160,18 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   const int tk = g.tensor ? std::max(8, static_cast<int>(128 / g.in_bytes)) : 8;
   const int sms = gpu.sm.count;
 
-  OpPlan best;
+  // The search times unnamed candidates (no strings, no JSON, no allocation); the winner's kernels
+  // and description are built once after it. Each tile's occupancy is computed once for all of
+  // its splits, and each split's reduction kernel is timed once for all tiles (it depends only on
+  // the split and the output), so every candidate's time is the one a full evaluation gives.
+  constexpr int kSplits[] = {2, 3, 4, 6, 8, 12, 16};
+  double reduce_s[17];
+  std::fill(std::begin(reduce_s), std::end(reduce_s), -1.0);
+  const double out_elems = g.m * g.n * g.batch;
   double best_t = std::numeric_limits<double>::infinity();
-  // The winner's description, turned into JSON once after the search (building JSON for every
-  // improving candidate dominated the search's cost).
   const Tile* best_tile = nullptr;
   int best_split = 1;
-  long long best_tiles = 0;
+  long long best_tiles = 0, best_slots = 0;
   for (const Tile& t : tiles) {
     const double smem = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
     const Occupancy occ = occupancy(gpu.sm, {t.threads, t.regs, smem, -1});
@@ -155,37 +180,56 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     const long long tiles_mn = cdiv(static_cast<long long>(g.m), t.m) *
                                cdiv(static_cast<long long>(g.n), t.n) *
                                static_cast<long long>(g.batch);
-    std::vector<int> splits = {1};
+    int splits[1 + std::size(kSplits)] = {1};
+    int n_splits = 1;
     if (tiles_mn < sms) {
       // Split-K when the output tiles leave SMs idle and each split keeps >= 4 k steps.
-      for (int s : {2, 3, 4, 6, 8, 12, 16}) {
-        if (tiles_mn * s <= 2 * slots && g.k / s >= 4.0 * tk) splits.push_back(s);
+      for (int s : kSplits) {
+        if (tiles_mn * s <= 2 * slots && g.k / s >= 4.0 * tk) splits[n_splits++] = s;
       }
     }
-    for (int s : splits) {
-      OpPlan p;
-      p.kernels.push_back({gemm_kernel(g, t, tk, s, kp, slots, gpu.memory.l2_size), 1});
-      double time = kernel_time(gpu, kp, p.kernels.back().desc);
+    for (int i = 0; i < n_splits; ++i) {
+      const int s = splits[i];
+      // gemm_desc's shared memory is `smem`, so `occ` is this candidate's occupancy.
+      const KernelDesc d = gemm_desc(g, t, tk, s, kp, slots, gpu.memory.l2_size);
+      double time = estimate_kernel(kernel_setup(gpu, kp, d, occ)).time_s;
       if (s > 1) {
         // cuBLAS's split-K reduction: read s fp32 partials, write the output.
-        const double elems = g.m * g.n * g.batch;
-        KernelDesc r = streaming(gpu, "splitk_reduce", elems, 4.0 * s, g.out_bytes, s, 0, 4, 1);
-        time += kernel_time(gpu, kp, r) + kp.kernel_startup + kp.kernel_gap;
-        p.kernels.push_back({r, 1});
+        if (reduce_s[s] < 0) {
+          int vec_bytes = 0;
+          reduce_s[s] = kernel_time(
+              gpu, kp, streaming_desc(gpu, out_elems, 4.0 * s, g.out_bytes, s, 0, 4, 1, vec_bytes));
+        }
+        time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
       }
       if (time < best_t) {
         best_t = time;
-        best = std::move(p);
         best_tile = &t;
         best_split = s;
         best_tiles = tiles_mn * s;
+        best_slots = slots;
       }
     }
   }
-  if (best.kernels.empty()) throw std::invalid_argument("gemm: no tile fits this GPU's SM");
-  best.detail = {{"tile_m", best_tile->m},       {"tile_n", best_tile->n}, {"tile_k", tk},
-                 {"stages", best_tile->stages},  {"split_k", best_split},  {"tiles", best_tiles},
-                 {"cluster", best_tile->cluster}};
+  if (!best_tile) throw std::invalid_argument("gemm: no tile fits this GPU's SM");
+  OpPlan best;
+  best.kernels.reserve(best_split > 1 ? 2 : 1);
+  best.kernels.push_back(
+      {gemm_kernel(g, *best_tile, tk, best_split, kp, best_slots, gpu.memory.l2_size), 1});
+  if (best_split > 1) {
+    best.kernels.push_back({streaming(gpu, "splitk_reduce", out_elems, 4.0 * best_split,
+                                      g.out_bytes, best_split, 0, 4, 1),
+                            1});
+  }
+  // Keys set one by one: a JSON initializer list builds a two-element array per entry first.
+  nlohmann::json& dt = best.detail;
+  dt["tile_m"] = best_tile->m;
+  dt["tile_n"] = best_tile->n;
+  dt["tile_k"] = tk;
+  dt["stages"] = best_tile->stages;
+  dt["split_k"] = best_split;
+  dt["tiles"] = best_tiles;
+  dt["cluster"] = best_tile->cluster;
   return best;
 }
 
@@ -282,7 +326,9 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
           {streaming(gpu, "flash_decode_combine", out, 4.0 * splits, e, 3.0 * splits, splits, 4, 1),
            1});
     }
-    p.detail = {{"split_kv", splits}, {"rows_padded", rows}, {"chunk", chunk}};
+    p.detail["split_kv"] = splits;
+    p.detail["rows_padded"] = rows;
+    p.detail["chunk"] = chunk;
     return p;
   }
 
@@ -347,7 +393,9 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
   };
   if (pass == "fwd" || pass == "fwd_bwd") p.kernels.push_back({fwd(), 1});
   if (pass == "bwd" || pass == "fwd_bwd") bwd();
-  p.detail = {{"tile_q", tq}, {"tile_kv", tkv}, {"causal_fraction", frac}};
+  p.detail["tile_q"] = tq;
+  p.detail["tile_kv"] = tkv;
+  p.detail["causal_fraction"] = frac;
   (void)kp;
   return p;
 }
@@ -355,7 +403,8 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
 }  // namespace
 
 OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op) {
-  const std::string& k = op.kind();
+  // Compared as string_view: lengths first, so the kinds before this op's cost no memcmp.
+  const std::string_view k = op.kind();
   if (k == "gemm") {
     const GemmShape g = gemm_shape(op);
     // cuBLAS runs a gemv kernel (cuBLASLt algo 13) only for fp32 and tf32 at m = 1; m = 2..8 run
@@ -368,7 +417,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
       p.kernels.push_back({streaming(gpu, "gemv", big, g.in_bytes, g.out_bytes * rows / g.k,
                                      2 * rows, 0, static_cast<int>(g.in_bytes), 1),
                            1});
-      p.detail = {{"gemv", true}};
+      p.detail["gemv"] = true;
       return p;
     }
     return plan_gemm(gpu, kp, g);
@@ -430,7 +479,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
     }
     OpPlan p;
     p.kernels.push_back({d, 1});
-    p.detail = {{"l2_resident", warm}};
+    p.detail["l2_resident"] = warm;
     return p;
   }
   if (k == "adamw") {
@@ -461,7 +510,8 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
       const double left = std::max(1.0, params - elems_full * static_cast<double>(full));
       p.kernels.push_back({launch_of(rest, left), 1});
     }
-    p.detail = {{"chunks", chunks}, {"launches", full + (rest > 0)}};
+    p.detail["chunks"] = chunks;
+    p.detail["launches"] = full + (rest > 0);
     return p;
   }
   if (k == "softmax" || k == "layernorm" || k == "rmsnorm") {
@@ -471,7 +521,8 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
     const double weights = (k == "softmax" ? 0 : (k == "layernorm" ? 2 : 1)) * cols * e;
     const double sfu = k == "softmax" ? 1 : 1.0 / cols;
     OpPlan p;
-    p.kernels.push_back(row_kernel(gpu, k, rows, cols, e, weights, 0, cols * e, per, sfu));
+    p.kernels.push_back(
+        row_kernel(gpu, std::string(k), rows, cols, e, weights, 0, cols * e, per, sfu));
     return p;
   }
   if (k == "cross_entropy") {
@@ -543,7 +594,8 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
       p.copy_bandwidth = gpu.interconnect.pcie_bandwidth *
                          (op.s("memory") == "pinned" ? kp.pcie_efficiency_pinned : pageable);
     }
-    p.detail = {{"engine", "copy"}, {"direction", dir}};
+    p.detail["engine"] = "copy";
+    p.detail["direction"] = dir;
     return p;
   }
   if (k == "launch") {
@@ -553,7 +605,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
     p.launch_count = op.i("kernels");
     return p;
   }
-  throw std::invalid_argument("op library: no kernels for op '" + k + "'");
+  throw std::invalid_argument("op library: no kernels for op '" + std::string(k) + "'");
 }
 
 }  // namespace ridge::models
