@@ -202,6 +202,7 @@ void Simulator::insert_run(const Entry& e) {
     // Many events scheduled into the window: insertion would cost too much. Give the window
     // up and file its events into the buckets below, in order, which keeps equal times in
     // insertion order.
+    if (front_in_run_) materialize_front();
     window_last_ = radix_time_;
     for (std::size_t i = run_head_; i < run_.size(); ++i)
       enqueue(run_[i].time, run_[i].slot, run_[i].priority);
@@ -216,12 +217,18 @@ void Simulator::insert_run(const Entry& e) {
     run_head_ = 0;
   }
   // After every event at the same time or earlier: a new event is the last scheduled.
-  std::size_t j = run_.size();
-  while (j > run_head_ && run_[j - 1].time > e.time) --j;
-  run_.insert(run_.begin() + static_cast<std::ptrdiff_t>(j), e);
+  if (run_.size() == run_head_ || run_.back().time <= e.time) {
+    run_.push_back(e);
+    return;
+  }
+  const auto at =
+      std::upper_bound(run_.begin() + static_cast<std::ptrdiff_t>(run_head_), run_.end(), e.time,
+                       [](uint64_t t, const Entry& x) { return t < x.time; });
+  run_.insert(at, e);
 }
 
-// Brings the earliest live event to the front (early_'s top, else current_'s lowest FIFO),
+// Brings the earliest live event to the front (early_'s top, else the front of run_ if
+// front_in_run_, else current_'s lowest FIFO),
 // discarding cancelled entries on the way, without moving the radix time past `limit`.
 // Returns false if no event is at the front: none is left, or the next is after `limit`.
 bool Simulator::settle(uint64_t limit) {
@@ -231,6 +238,13 @@ bool Simulator::settle(uint64_t limit) {
       if (stale_ == 0 || !release_if_cancelled(slot)) return true;
       std::pop_heap(early_.begin(), early_.end(), std::greater<>{});
       early_.pop_back();
+      --stale_;
+      continue;
+    }
+    if (front_in_run_) {
+      if (stale_ == 0 || !release_if_cancelled(run_[run_head_].slot)) return true;
+      front_in_run_ = false;
+      pop_run_front();
       --stale_;
       continue;
     }
@@ -248,8 +262,12 @@ bool Simulator::settle(uint64_t limit) {
       const uint64_t t = run_[run_head_].time;
       if (t > limit) return false;
       radix_time_ = t;
+      if (run_head_ + 1 == run_.size() || run_[run_head_ + 1].time != t) {
+        front_in_run_ = true;  // alone at t: no priority order to keep
+        continue;
+      }
       do {
-        push_current(run_[run_head_].slot, run_[run_head_].priority);
+        push_fifo(run_[run_head_].slot, run_[run_head_].priority);
         ++run_head_;
       } while (run_head_ < run_.size() && run_[run_head_].time == t);
       if (run_empty()) {
@@ -310,6 +328,7 @@ void Simulator::compact_bucket(int level, uint32_t digit) {
 }
 
 void Simulator::compact() {
+  front_in_run_ = false;  // its event, if live, stays at the front of run_
   std::erase_if(early_, [this](const Early& e) { return release_if_cancelled(e.slot); });
   std::make_heap(early_.begin(), early_.end(), std::greater<>{});
   for (uint32_t level = 0; level < 256; ++level) {
@@ -342,7 +361,13 @@ void Simulator::compact() {
 void Simulator::execute_front() {
   uint32_t slot;
   if (early_.empty()) [[likely]] {
-    slot = pop_current(current_level());
+    if (front_in_run_) {
+      front_in_run_ = false;
+      slot = run_[run_head_].slot;
+      pop_run_front();
+    } else {
+      slot = pop_current(current_level());
+    }
     now_ = Time{static_cast<int64_t>(radix_time_)};
   } else {
     slot = early_.front().slot;

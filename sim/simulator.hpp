@@ -248,6 +248,24 @@ class Simulator {
   }
   void grow_blocks();
   void push_current(uint32_t slot, uint32_t priority) {
+    if (front_in_run_) [[unlikely]]
+      materialize_front();
+    push_fifo(slot, priority);
+  }
+  // The lone event at the radix time, left at the front of run_, joins current_ first, so that
+  // an event scheduled at the same time is ordered against it by priority.
+  void materialize_front() {
+    front_in_run_ = false;
+    push_fifo(run_[run_head_].slot, run_[run_head_].priority);
+    pop_run_front();
+  }
+  void pop_run_front() {
+    if (++run_head_ == run_.size()) {
+      run_.clear();
+      run_head_ = 0;
+    }
+  }
+  void push_fifo(uint32_t slot, uint32_t priority) {
     Fifo& f = current_[priority];
     // Reclaim the consumed front before growing, so a chain of events at one instant reuses
     // its buffer; only when at least half is consumed, so the move is amortized O(1).
@@ -328,6 +346,9 @@ class Simulator {
   uint64_t window_last_ = 0;
   std::vector<Entry> run_;  // sorted by time, equal times in insertion order, from run_head_
   std::size_t run_head_ = 0;
+  // The front event is run_[run_head_] (alone at the radix time) rather than in current_: saves
+  // a FIFO round trip per event when times are distinct. current_ is empty while this is set.
+  bool front_in_run_ = false;
   uint32_t sort_pos_[kDigits] = {};    // counting sort's group positions
   std::unique_ptr<Bucket[]> buckets_;  // kLevels * kDigits
   std::unique_ptr<Fifo[]> current_;    // one per priority value

@@ -449,3 +449,24 @@ TEST_CASE("Many events scheduled into a short span keep their order", "[unit][si
   CHECK(ref.pending.empty());
   CHECK(sim.events_executed() == ref.ran);
 }
+
+TEST_CASE("Events scheduled at a looked-ahead time are ordered by priority", "[unit][simulator]") {
+  // next_event_time() looks past a cancelled event to A at 1000, which is then alone at the
+  // front; events scheduled afterwards at exactly 1000 must still run by priority around it:
+  // C (kFirst), A (kNormal, scheduled first), E (kNormal), D (kLast).
+  Simulator sim;
+  std::vector<char> order;
+  sim.schedule_at(Time{1000}, [&] { order.push_back('A'); });
+  const EventId gone = sim.schedule_at(Time{500}, [&] { order.push_back('-'); });
+  CHECK(sim.cancel(gone));
+  CHECK(sim.next_event_time() == Time{1000});
+  sim.run_until(Time{999});
+  CHECK(order.empty());
+  sim.schedule_at(
+      Time{1000}, [&] { order.push_back('D'); }, Priority::kLast);
+  sim.schedule_at(
+      Time{1000}, [&] { order.push_back('C'); }, Priority::kFirst);
+  sim.schedule_at(Time{1000}, [&] { order.push_back('E'); });
+  sim.run();
+  CHECK(order == std::vector<char>{'C', 'A', 'E', 'D'});
+}
