@@ -59,6 +59,33 @@ double tensor_efficiency(const KernelParams& k, hw::Precision p) {
   }
 }
 
+struct BlockCompute {
+  double tensor_s, simt_s, compute_s;
+};
+
+// One block alone on an SM: tensor work overlaps the SIMT work; SIMT pipes share issue and add up.
+BlockCompute block_compute(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d) {
+  BlockCompute c;
+  const double sms = std::max(1, gpu.sm.count);
+  const double t_eff =
+      d.tensor_efficiency >= 0 ? d.tensor_efficiency : tensor_efficiency(k, d.tensor_precision);
+  const double v_eff = d.simt_efficiency >= 0 ? d.simt_efficiency : k.vector_efficiency;
+  c.tensor_s = d.flops_tensor > 0
+                   ? d.flops_tensor / (tensor_peak(gpu, d.tensor_precision) / sms * t_eff)
+                   : 0;
+  double simt = 0;
+  if (d.flops_fp32 > 0)
+    simt += d.flops_fp32 / (vector_peak(gpu, hw::Precision::kFp32) / sms * v_eff);
+  if (d.flops_fp64 > 0)
+    simt += d.flops_fp64 / (vector_peak(gpu, hw::Precision::kFp64) / sms * v_eff);
+  if (d.sfu_ops > 0 && gpu.compute.special_function > 0) {
+    simt += d.sfu_ops / (gpu.compute.special_function / sms * v_eff);
+  }
+  c.simt_s = simt;
+  c.compute_s = std::max(c.tensor_s, c.simt_s);
+  return c;
+}
+
 // Each KernelParams field and the model parameter it holds, sorted by name once so that one merge
 // walk over the GPU's (sorted) overlay map resolves them all: gpu.param() per field cost a string,
 // a map lookup and a linear search of the declarations, 26 times per prediction.
@@ -141,6 +168,10 @@ KernelParams kernel_params(const hw::GpuSpec& g) {
   return k;
 }
 
+double block_compute_s(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d) {
+  return block_compute(gpu, k, d).compute_s;
+}
+
 double KernelSetup::block_cap(int n) const {
   n = std::max(1, n);
   const double inflight = std::min(inflight_per_block, max_inflight_per_sm / n);
@@ -165,24 +196,10 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   s.blocks_per_sm = s.occupancy.blocks_per_sm;
   s.slots = static_cast<long long>(s.sms) * s.blocks_per_sm;
 
-  // Compute: tensor work overlaps the SIMT work; SIMT pipes share issue and add up.
-  const double sms = std::max(1, s.sms);
-  const double t_eff =
-      d.tensor_efficiency >= 0 ? d.tensor_efficiency : tensor_efficiency(k, d.tensor_precision);
-  const double v_eff = d.simt_efficiency >= 0 ? d.simt_efficiency : k.vector_efficiency;
-  s.tensor_s = d.flops_tensor > 0
-                   ? d.flops_tensor / (tensor_peak(gpu, d.tensor_precision) / sms * t_eff)
-                   : 0;
-  double simt = 0;
-  if (d.flops_fp32 > 0)
-    simt += d.flops_fp32 / (vector_peak(gpu, hw::Precision::kFp32) / sms * v_eff);
-  if (d.flops_fp64 > 0)
-    simt += d.flops_fp64 / (vector_peak(gpu, hw::Precision::kFp64) / sms * v_eff);
-  if (d.sfu_ops > 0 && gpu.compute.special_function > 0) {
-    simt += d.sfu_ops / (gpu.compute.special_function / sms * v_eff);
-  }
-  s.simt_s = simt;
-  s.compute_s = std::max(s.tensor_s, s.simt_s);
+  const BlockCompute c = block_compute(gpu, k, d);
+  s.tensor_s = c.tensor_s;
+  s.simt_s = c.simt_s;
+  s.compute_s = c.compute_s;
 
   // Memory traffic per block, in sectors actually moved.
   const double amp = sector_amplification(d.elem_bytes, d.stride);
@@ -261,6 +278,25 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   const double top = std::max({t_compute, t_latency, t_l2, t_hbm});
   e.bound = top == t_compute ? "compute" : top == t_hbm ? "hbm" : top == t_l2 ? "l2" : "latency";
   return e;
+}
+
+double kernel_time_floor(long long grid, long long slots, int sms, double compute_s,
+                         double overhead_s) {
+  // estimate_kernel's waves with each one's time max(busy, dispatch) >= busy >= compute replaced
+  // by compute: the same operations in the same order on smaller or equal operands, so (rounding
+  // being monotonic) never above the estimate.
+  double t = 0;
+  long long remaining = grid;
+  auto wave = [&](long long blocks, double count) {
+    const int n = static_cast<int>((blocks + sms - 1) / sms);
+    const double compute = n * compute_s;
+    t += count * (compute + overhead_s);
+  };
+  const long long full = remaining / slots;
+  if (full > 0) wave(slots, static_cast<double>(full));
+  remaining -= full * slots;
+  if (remaining > 0) wave(remaining, 1.0);
+  return t;
 }
 
 }  // namespace ridge::models

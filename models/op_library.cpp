@@ -91,19 +91,12 @@ struct GemmShape {
   double unique_read;  // distinct bytes of A and B (implicit GEMM: input + filter)
 };
 
-// One GEMM kernel with a tile and a split-K factor; the fp32 partials of a split go to a workspace.
-// Unnamed: the tile search times candidates without formatting names (gemm_kernel names one).
-KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, const KernelParams& kp,
-                     long long slots_hint, double l2_size) {
-  KernelDesc d;
-  const long long tm = cdiv(static_cast<long long>(g.m), t.m);
-  const long long tn = cdiv(static_cast<long long>(g.n), t.n);
+// A GEMM tile's arithmetic (the FLOPs of its k extent, quantised to the k step) set on `d`; returns
+// the quantised k. Shared by gemm_desc and the tile search's floor, so the two agree.
+double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const KernelParams& kp,
+                 KernelDesc& d) {
   const double k_split = std::ceil(g.k / splits);
   const double k_tile = cdivf(k_split, tk) * tk;  // k quantised to the k step
-  d.grid = tm * tn * splits * static_cast<long long>(g.batch);
-  d.block = t.threads;
-  d.registers = t.regs;
-  d.shared_bytes = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
   const double flops = 2.0 * t.m * t.n * k_tile;
   if (g.tensor) {
     d.flops_tensor = flops;
@@ -112,6 +105,22 @@ KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, cons
     d.flops_fp32 = flops;
     d.simt_efficiency = kp.simt_efficiency_fp32;
   }
+  return k_tile;
+}
+
+// One GEMM kernel with a tile and a split-K factor; the fp32 partials of a split go to a workspace.
+// Unnamed: the tile search times candidates without formatting names (gemm_kernel names one).
+KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, const KernelParams& kp,
+                     long long slots_hint, double l2_size) {
+  KernelDesc d;
+  const long long tm = cdiv(static_cast<long long>(g.m), t.m);
+  const long long tn = cdiv(static_cast<long long>(g.n), t.n);
+  const double k_split = std::ceil(g.k / splits);
+  const double k_tile = gemm_work(g, t, tk, splits, kp, d);
+  d.grid = tm * tn * splits * static_cast<long long>(g.batch);
+  d.block = t.threads;
+  d.registers = t.regs;
+  d.shared_bytes = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
   // With a 2-CTA cluster along n, each A tile is fetched from L2 once for the pair (TMA multicast).
   d.bytes_read = (t.m / static_cast<double>(t.cluster) + t.n) * k_tile * g.in_bytes;
   d.bytes_written = t.m * t.n * (splits > 1 ? 4.0 : g.out_bytes);
@@ -190,18 +199,25 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     }
     for (int i = 0; i < n_splits; ++i) {
       const int s = splits[i];
+      if (s > 1 && reduce_s[s] < 0) {
+        // cuBLAS's split-K reduction: read s fp32 partials, write the output.
+        int vec_bytes = 0;
+        reduce_s[s] = kernel_time(
+            gpu, kp, streaming_desc(gpu, out_elems, 4.0 * s, g.out_bytes, s, 0, 4, 1, vec_bytes));
+      }
+      // A floor under this candidate's time from its arithmetic alone (no memory model): one that
+      // exceeds the best time so far cannot win (the choice needs a strictly smaller time), so it
+      // is skipped without changing which candidate wins.
+      KernelDesc work;
+      gemm_work(g, t, tk, s, kp, work);
+      double t_floor = kernel_time_floor(tiles_mn * s, slots, sms, block_compute_s(gpu, kp, work),
+                                         kp.gemm_tile_overhead);
+      if (s > 1) t_floor += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+      if (t_floor > best_t) continue;
       // gemm_desc's shared memory is `smem`, so `occ` is this candidate's occupancy.
       const KernelDesc d = gemm_desc(g, t, tk, s, kp, slots, gpu.memory.l2_size);
       double time = estimate_kernel(kernel_setup(gpu, kp, d, occ)).time_s;
-      if (s > 1) {
-        // cuBLAS's split-K reduction: read s fp32 partials, write the output.
-        if (reduce_s[s] < 0) {
-          int vec_bytes = 0;
-          reduce_s[s] = kernel_time(
-              gpu, kp, streaming_desc(gpu, out_elems, 4.0 * s, g.out_bytes, s, 0, 4, 1, vec_bytes));
-        }
-        time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
-      }
+      if (s > 1) time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
       if (time < best_t) {
         best_t = time;
         best_tile = &t;
@@ -221,15 +237,16 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
                                       g.out_bytes, best_split, 0, 4, 1),
                             1});
   }
-  // Keys set one by one: a JSON initializer list builds a two-element array per entry first.
-  nlohmann::json& dt = best.detail;
-  dt["tile_m"] = best_tile->m;
-  dt["tile_n"] = best_tile->n;
-  dt["tile_k"] = tk;
-  dt["stages"] = best_tile->stages;
-  dt["split_k"] = best_split;
-  dt["tiles"] = best_tiles;
-  dt["cluster"] = best_tile->cluster;
+  // Keys appended in sorted order, each at the end of the map without a search (a JSON
+  // initializer list builds a two-element array per entry first).
+  auto& dt = best.detail.get_ref<nlohmann::json::object_t&>();
+  dt.emplace_hint(dt.end(), "cluster", best_tile->cluster);
+  dt.emplace_hint(dt.end(), "split_k", best_split);
+  dt.emplace_hint(dt.end(), "stages", best_tile->stages);
+  dt.emplace_hint(dt.end(), "tile_k", tk);
+  dt.emplace_hint(dt.end(), "tile_m", best_tile->m);
+  dt.emplace_hint(dt.end(), "tile_n", best_tile->n);
+  dt.emplace_hint(dt.end(), "tiles", best_tiles);
   return best;
 }
 
