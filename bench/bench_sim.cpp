@@ -94,9 +94,10 @@ BENCHMARK(BM_BareHeapHold)->Arg(1'000)->Arg(1'000'000);
 // or 2 spine links, and down its destination leaf: 2 to 4 links. Sizes are exponential, mean
 // 1 MB. Closed loop: each completion starts a new flow, so `concurrent` flows stay active; a
 // flow's arrival (after its path latency) and its departure each count as one change.
-// range(1) is the per-flow cap in MB/s (0: uncapped, every link saturated, every change
-// recomputes the whole component; 250: sources keep links below capacity, the common case in
-// models where a flow is capped at what its source keeps in flight).
+// range(1) is the per-flow cap in MB/s (0: uncapped, every link saturated, every change runs a
+// progressive-filling pass and alters the rate of about half the flows; 250: sources keep
+// links below capacity, the common case in models where a flow is capped at what its source
+// keeps in flight).
 struct FatTreeLoad {
   Simulator sim;
   FlowNetwork net{sim};

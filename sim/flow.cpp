@@ -17,12 +17,72 @@ namespace {
 // saturated, which only sends more changes to the exact recompute.
 constexpr double kSaturationTolerance = 1e-9;
 
-// Two rates this close (relative) are the same allocation computed in a different order; keeping
-// the old one avoids rescheduling completions for rounding noise.
-constexpr double kRateTolerance = 1e-12;
+// A group's virtual clock is rebased to zero when it passes this many bytes per member.
+constexpr double kRebaseBytes = 1e9;
 
-bool share_after(const auto& a, const auto& b) {  // min-heap order for std::*_heap
-  return a.share > b.share || (a.share == b.share && a.link > b.link);
+// Indexed binary min-heap helpers: `before(a, b)` orders items, `place(i, x)` stores item x at
+// index i and records i in x.
+template <typename Before, typename Place>
+void sift_up(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
+  const uint32_t x = h[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!before(x, h[parent])) break;
+    place(i, h[parent]);
+    i = parent;
+  }
+  place(i, x);
+}
+
+template <typename Before, typename Place>
+void sift_down(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
+  const uint32_t x = h[i];
+  const std::size_t n = h.size();
+  for (;;) {
+    std::size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && before(h[c + 1], h[c])) ++c;
+    if (!before(h[c], x)) break;
+    place(i, h[c]);
+    i = c;
+  }
+  place(i, x);
+}
+
+template <typename Before, typename Place>
+void heap_fix(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
+  if (i > 0 && before(h[i], h[(i - 1) / 2])) {
+    sift_up(h, i, before, place);
+  } else {
+    sift_down(h, i, before, place);
+  }
+}
+
+template <typename Before, typename Place>
+void heap_push(std::vector<uint32_t>& h, uint32_t x, const Before& before, const Place& place) {
+  h.push_back(x);
+  sift_up(h, h.size() - 1, before, place);
+}
+
+template <typename Before, typename Place>
+void heap_erase(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
+  const uint32_t last = h.back();
+  h.pop_back();
+  if (i < h.size()) {
+    place(i, last);
+    heap_fix(h, i, before, place);
+  }
+}
+
+double seconds(Time t) {
+  return static_cast<double>(t.ps) * 1e-12;
+}
+
+// Whole picoseconds to move `bytes` at `rate`, rounded up, or nullopt-like Time::max().
+Time finish_after(Time from, double bytes, double rate) {
+  if (rate <= 0) return Time::max();
+  const Time d = Time::ceil_seconds(bytes / rate);
+  return d >= Time::max() - from ? Time::max() : from + d;
 }
 
 }  // namespace
@@ -57,12 +117,7 @@ void FlowNetwork::set_link_capacity(LinkId link, double capacity_bytes_per_s) {
   if (!(capacity_bytes_per_s >= 0) || !std::isfinite(capacity_bytes_per_s)) {
     throw std::invalid_argument("FlowNetwork: capacity must be finite and >= 0");
   }
-  Link& l = links_.at(link.index);
-  l.capacity = capacity_bytes_per_s;
-  if (!l.dirty) {
-    l.dirty = true;
-    dirty_links_.push_back(link.index);
-  }
+  links_.at(link.index).capacity = capacity_bytes_per_s;
   request_settle();
 }
 
@@ -98,16 +153,20 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, double bytes, Callb
   } else {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
-    fixed_.push_back(0);
   }
   Flow& fl = flows_[f];
   fl.path.assign(path.begin(), path.end());
   fl.bytes = bytes;
-  fl.remaining = bytes;
-  fl.rate = 0;
+  fl.rem_join = bytes;
   fl.cap = max_rate_bytes_per_s;
   fl.started = sim_.now();
   fl.finish = Time::max();
+  fl.frozen_mark = 0;
+  fl.group = kNone;
+  fl.pending = false;
+  fl.heap_pos = kNone;
+  fl.capped_pos = kNone;
+  fl.in_sorted = false;
   fl.seq = next_seq_++;
   fl.on_complete = std::move(on_complete);
   fl.trace_name.assign(trace_name);
@@ -128,72 +187,285 @@ void FlowNetwork::arrive(uint32_t f) {
   fl.state = State::kMoving;
   fl.arrival = EventId{};
   fl.arrived = sim_.now();
-  fl.last_update = sim_.now();
   fl.hops.resize(fl.path.size());
-  bool fast = std::isfinite(fl.cap);
+  // With a filling pending, loads are stale: only the filling may place the flow.
+  bool fast = std::isfinite(fl.cap) && !settle_pending_;
   for (std::size_t h = 0; h < fl.path.size(); ++h) {
     const uint32_t li = fl.path[h].index;
     Link& l = links_[li];
-    fl.hops[h] = Hop{li, static_cast<uint32_t>(l.flows.size())};
-    l.flows.push_back(LinkEntry{f, static_cast<uint32_t>(h)});
-    if (l.dirty || fl.cap > (l.capacity - l.load) - kSaturationTolerance * l.capacity) {
-      fast = false;
-    }
+    fl.hops[h].link = li;
+    ++l.flow_count;
+    if (fl.cap > (l.capacity - l.load) - kSaturationTolerance * l.capacity) fast = false;
   }
   if (fl.path.empty()) {
     // Nothing to share: it moves at its cap (an uncapped one completes at once).
-    set_rate(f, fl.cap);
+    join_pairs(f, kCapGroup);
+    enter_group(f, kCapGroup);
+    trace_rate(fl, fl.cap);
     arm();
     return;
   }
+  if (std::isfinite(fl.cap)) {
+    fl.capped_pos = static_cast<uint32_t>(capped_live_.size());
+    capped_live_.push_back(f);
+  }
   if (fast) {
     ++fast_updates_;
+    join_pairs(f, kCapGroup);
+    enter_group(f, kCapGroup);
     for (const Hop& h : fl.hops) set_load(h.link, links_[h.link].load + fl.cap);
-    set_rate(f, fl.cap);
+    trace_rate(fl, fl.cap);
     arm();
     notify_settled();
     return;
   }
-  mark_dirty(f);
+  // Provisionally in the group of its first link; the filling moves it where it belongs.
+  fl.pending = true;
+  pending_.push_back(f);
+  join_pairs(f, fl.hops[0].link);
   request_settle();
 }
 
-// Takes a moving flow off its links; the others are re-shared now (fast path) or at the settle.
-void FlowNetwork::depart(uint32_t f) {
+// Takes a moving flow off its links and out of its group; the others are re-shared now (fast
+// path) or at the filling. `completed`: already out of its group's heap, its bytes credited.
+void FlowNetwork::depart(uint32_t f, bool completed) {
   Flow& fl = flows_[f];
-  bool fast = true;
+  bool fast = !settle_pending_;
   for (const Hop& h : fl.hops) {
     const Link& l = links_[h.link];
-    if (l.dirty || l.capacity - l.load <= kSaturationTolerance * l.capacity) fast = false;
+    if (l.capacity - l.load <= kSaturationTolerance * l.capacity) fast = false;
   }
-  for (const Hop& h : fl.hops) {
-    Link& l = links_[h.link];
-    const LinkEntry moved = l.flows.back();
-    l.flows[h.pos] = moved;
-    flows_[moved.flow].hops[moved.hop].pos = h.pos;
-    l.flows.pop_back();
+  const double rate = current_rate(fl);
+  if (!completed) {
+    leave_group(f);
+  } else if (fl.group != kCapGroup) {
+    touch(fl.group);
   }
+  fl.pending = false;
+  leave_pairs(f);
+  fl.group = kNone;
+  if (fl.capped_pos != kNone) {
+    const uint32_t last = capped_live_.back();
+    capped_live_[fl.capped_pos] = last;
+    flows_[last].capped_pos = fl.capped_pos;
+    capped_live_.pop_back();
+    fl.capped_pos = kNone;
+    fl.in_sorted = false;
+  }
+  for (const Hop& h : fl.hops) --links_[h.link].flow_count;
   if (fl.hops.empty()) return;
   if (fast) {
     ++fast_updates_;
     for (const Hop& h : fl.hops) {
-      Link& l = links_[h.link];
-      set_load(h.link, l.flows.empty() ? 0.0 : std::max(0.0, l.load - fl.rate));
+      const Link& l = links_[h.link];
+      set_load(h.link, l.flow_count == 0 ? 0.0 : std::max(0.0, l.load - rate));
     }
   } else {
-    mark_dirty(f);
     request_settle();
   }
 }
 
-void FlowNetwork::mark_dirty(uint32_t f) {
-  for (const Hop& h : flows_[f].hops) {
-    Link& l = links_[h.link];
-    if (!l.dirty) {
-      l.dirty = true;
-      dirty_links_.push_back(h.link);
+uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
+  // The two pairs every arrival or bottleneck move needs most are cached on the link.
+  Link& l = links_[link];
+  if (group == kCapGroup && l.cap_pair != kNone) return l.cap_pair;
+  if (group == link && l.self_pair != kNone) return l.self_pair;
+  const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
+  const auto [it, inserted] = pair_index_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
+  if (inserted) {
+    pairs_.push_back(Pair{link, group, {}});
+    l.pairs.push_back(it->second);
+    if (group == link) l.self_pair = it->second;
+    if (group == kCapGroup) l.cap_pair = it->second;
+  }
+  return it->second;
+}
+
+void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
+  Flow& fl = flows_[f];
+  fl.group = group;
+  for (std::size_t h = 0; h < fl.hops.size(); ++h) {
+    Hop& hop = fl.hops[h];
+    hop.pair = pair_of(hop.link, group);
+    Pair& p = pairs_[hop.pair];
+    hop.pos = static_cast<uint32_t>(p.flows.size());
+    p.flows.push_back(PairEntry{f, static_cast<uint32_t>(h)});
+    if (group == kCapGroup) continue;
+    std::vector<GroupLink>& gl = links_[group].glinks;
+    if (p.gpos == kNone) {
+      p.gpos = static_cast<uint32_t>(gl.size());
+      gl.push_back(GroupLink{hop.link, 1, hop.pair});
+    } else {
+      ++gl[p.gpos].count;
     }
   }
+}
+
+void FlowNetwork::leave_pairs(uint32_t f) {
+  for (const Hop& h : flows_[f].hops) {
+    Pair& p = pairs_[h.pair];
+    const PairEntry moved = p.flows.back();
+    p.flows[h.pos] = moved;
+    flows_[moved.flow].hops[moved.hop].pos = h.pos;
+    p.flows.pop_back();
+    if (p.group == kCapGroup) continue;
+    std::vector<GroupLink>& gl = links_[p.group].glinks;
+    if (--gl[p.gpos].count == 0) {
+      const GroupLink last = gl.back();
+      gl[p.gpos] = last;
+      pairs_[last.pair].gpos = p.gpos;
+      gl.pop_back();
+      p.gpos = kNone;
+    }
+  }
+}
+
+double FlowNetwork::vclock_now(const Link& g) const {
+  return g.vclock + g.level * seconds(sim_.now() - g.level_since);
+}
+
+double FlowNetwork::remaining_now(const Flow& fl) const {
+  if (fl.pending || fl.state != State::kMoving) return fl.rem_join;
+  if (fl.group == kCapGroup) {
+    const Time dt = sim_.now() - fl.joined;
+    if (dt.ps <= 0 || fl.cap <= 0) return fl.rem_join;
+    return std::max(0.0, fl.rem_join - fl.cap * seconds(dt));
+  }
+  return std::max(0.0, fl.target - vclock_now(links_[fl.group]));
+}
+
+double FlowNetwork::current_rate(const Flow& fl) const {
+  if (fl.state != State::kMoving || fl.pending || fl.group == kNone) return 0.0;
+  return fl.group == kCapGroup ? fl.cap : links_[fl.group].level;
+}
+
+Time FlowNetwork::member_finish(const Link& g, const Flow& fl) const {
+  const double left = fl.target - g.vclock;
+  if (left <= finish_epsilon(fl)) return g.level_since;
+  return finish_after(g.level_since, left, g.level);
+}
+
+void FlowNetwork::credit(const Flow& fl, double moved) {
+  if (moved <= 0) return;
+  for (const Hop& h : fl.hops) links_[h.link].bytes += moved;
+}
+
+// Takes a placed flow out of its group's heap, crediting what it moved while in the group.
+void FlowNetwork::leave_group(uint32_t f) {
+  Flow& fl = flows_[f];
+  if (fl.pending) return;
+  const double rem = remaining_now(fl);
+  credit(fl, fl.rem_join - rem);
+  fl.rem_join = rem;
+  if (fl.group == kCapGroup) {
+    if (fl.heap_pos != kNone) {
+      heap_erase(
+          capped_heap_, fl.heap_pos, [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
+          [this](std::size_t i, uint32_t x) {
+            capped_heap_[i] = x;
+            flows_[x].heap_pos = static_cast<uint32_t>(i);
+          });
+    }
+  } else {
+    Link& g = links_[fl.group];
+    if (fl.heap_pos != kNone) {
+      heap_erase(
+          g.members, fl.heap_pos, [this](uint32_t a, uint32_t b) { return member_before(a, b); },
+          [this, &g](std::size_t i, uint32_t x) {
+            g.members[i] = x;
+            flows_[x].heap_pos = static_cast<uint32_t>(i);
+          });
+    }
+    touch(fl.group);
+  }
+  fl.heap_pos = kNone;
+}
+
+// Puts a flow whose rem_join is current into the heap of `group` (its pairs already say so).
+void FlowNetwork::enter_group(uint32_t f, uint32_t group) {
+  Flow& fl = flows_[f];
+  const Time now = sim_.now();
+  if (group == kCapGroup) {
+    fl.joined = now;
+    fl.finish = fl.rem_join <= finish_epsilon(fl) ? now : finish_after(now, fl.rem_join, fl.cap);
+    if (fl.finish != Time::max()) {
+      heap_push(
+          capped_heap_, f, [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
+          [this](std::size_t i, uint32_t x) {
+            capped_heap_[i] = x;
+            flows_[x].heap_pos = static_cast<uint32_t>(i);
+          });
+    }
+    return;
+  }
+  Link& g = links_[group];
+  if (g.members.empty()) {
+    // Rebase the virtual clock so that it stays small next to the bytes it is compared with.
+    g.vclock = 0;
+    g.level_since = now;
+  }
+  fl.target = vclock_now(g) + fl.rem_join;
+  heap_push(
+      g.members, f, [this](uint32_t a, uint32_t b) { return member_before(a, b); },
+      [this, &g](std::size_t i, uint32_t x) {
+        g.members[i] = x;
+        flows_[x].heap_pos = static_cast<uint32_t>(i);
+      });
+  touch(group);
+}
+
+void FlowNetwork::move_flow(uint32_t f, uint32_t group) {
+  leave_group(f);
+  leave_pairs(f);
+  join_pairs(f, group);
+  if (!flows_[f].pending) enter_group(f, group);
+}
+
+void FlowNetwork::touch(uint32_t g) {
+  Link& l = links_[g];
+  if (l.touched) return;
+  l.touched = true;
+  touched_.push_back(g);
+}
+
+void FlowNetwork::set_level(uint32_t g, double level) {
+  Link& l = links_[g];
+  l.vclock = vclock_now(l);
+  l.level_since = sim_.now();
+  l.level = level;
+  if (l.vclock > kRebaseBytes) {
+    // Targets are compared with the clock by subtraction: keep both small so that the
+    // difference keeps its precision. Order in the heap is unchanged.
+    for (const uint32_t f : l.members) flows_[f].target -= l.vclock;
+    l.vclock = 0;
+  }
+  touch(g);
+}
+
+// Recomputes the earliest finish of every touched group and its place in group_heap_.
+void FlowNetwork::refresh_groups() {
+  const auto before = [this](uint32_t a, uint32_t b) { return group_before(a, b); };
+  const auto place = [this](std::size_t i, uint32_t x) {
+    group_heap_[i] = x;
+    links_[x].heap_pos = static_cast<uint32_t>(i);
+  };
+  for (const uint32_t g : touched_) {
+    Link& l = links_[g];
+    l.touched = false;
+    l.finish = l.members.empty() ? Time::max() : member_finish(l, flows_[l.members[0]]);
+    if (l.finish == Time::max()) {
+      if (l.heap_pos != kNone) {
+        const std::size_t i = l.heap_pos;
+        l.heap_pos = kNone;
+        heap_erase(group_heap_, i, before, place);
+      }
+    } else if (l.heap_pos == kNone) {
+      heap_push(group_heap_, g, before, place);
+    } else {
+      heap_fix(group_heap_, l.heap_pos, before, place);
+    }
+  }
+  touched_.clear();
 }
 
 void FlowNetwork::request_settle() {
@@ -205,227 +477,49 @@ void FlowNetwork::request_settle() {
 
 void FlowNetwork::release(uint32_t f) {
   Flow& fl = flows_[f];
-  if (fl.heap_pos != kNone) heap_remove(f);
   fl.state = State::kFree;
   if (++fl.gen == 0) fl.gen = 1;
   fl.on_complete.reset();
   fl.hops.clear();
   fl.path.clear();
   fl.trace_rates.clear();
-  fl.rate = 0;
+  fl.group = kNone;
+  fl.pending = false;
+  fl.heap_pos = kNone;
   --active_;
   free_flows_.push_back(f);
 }
 
-// Moves a flow's remaining bytes forward to now at its current rate, crediting its links.
-void FlowNetwork::advance(Flow& fl) {
-  const Time now = sim_.now();
-  const Time dt = now - fl.last_update;
-  fl.last_update = now;
-  if (dt.ps <= 0 || fl.rate <= 0) return;
-  const double moved = std::min(fl.remaining, fl.rate * (static_cast<double>(dt.ps) * 1e-12));
-  fl.remaining -= moved;
-  for (const Hop& h : fl.hops) links_[h.link].bytes += moved;
-}
-
-void FlowNetwork::set_rate(uint32_t f, double rate) {
-  Flow& fl = flows_[f];
-  advance(fl);
-  fl.rate = rate;
-  if (Tracer* t = sim_.tracer()) {
-    (void)t;
-    fl.trace_rates.emplace_back(sim_.now(), rate);
-  }
-  update_finish(f);
-}
-
-void FlowNetwork::update_finish(uint32_t f) {
-  Flow& fl = flows_[f];
-  const Time now = sim_.now();
-  if (fl.remaining <= finish_epsilon(fl)) {
-    fl.finish = now;
-  } else if (fl.rate <= 0) {
-    fl.finish = Time::max();
-  } else {
-    const Time d = Time::ceil_seconds(fl.remaining / fl.rate);
-    fl.finish = d >= Time::max() - now ? Time::max() : now + d;
-  }
-  if (fl.finish == Time::max()) {
-    if (fl.heap_pos != kNone) heap_remove(f);
-  } else if (fl.heap_pos == kNone) {
-    fl.heap_pos = static_cast<uint32_t>(heap_.size());
-    heap_.push_back(f);
-    heap_up(heap_.size() - 1);
-  } else {
-    heap_update(f);
-  }
-}
-
-void FlowNetwork::set_load(uint32_t li, double load) {
-  Link& l = links_[li];
-  const Time now = sim_.now();
-  if (l.load <= 0 && load > 0) l.busy_since = now;
-  if (l.load > 0 && load <= 0) l.busy += now - l.busy_since;
-  const bool changed = l.load != load;
-  l.load = load;
-  if (changed) {
-    if (Tracer* t = sim_.tracer()) {
-      t->counter("links", l.counter_name, now, l.capacity > 0 ? load / l.capacity : 0.0);
-    }
-  }
-}
-
 void FlowNetwork::settle() {
   settle_pending_ = false;
-  ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
-  for (const uint32_t li : dirty_links_) {
-    Link& l = links_[li];
-    l.dirty = false;
-    if (l.mark != epoch_) {
-      l.mark = epoch_;
-      comp_links_.push_back(li);
-    }
-  }
-  dirty_links_.clear();
-  // The connected component(s) of the changed links: links joined by flows crossing them.
-  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    const Link& l = links_[comp_links_[i]];
-    for (const LinkEntry& e : l.flows) {
-      Flow& fl = flows_[e.flow];
-      if (fl.mark == epoch_) continue;
-      fl.mark = epoch_;
-      comp_flows_.push_back(e.flow);
-      for (const Hop& h : fl.hops) {
-        Link& m = links_[h.link];
-        if (m.mark != epoch_) {
-          m.mark = epoch_;
-          comp_links_.push_back(h.link);
-        }
-      }
-    }
-  }
   fill();
-  for (const uint32_t f : comp_flows_) {
-    const Flow& fl = flows_[f];
-    const double diff = std::fabs(fl.new_rate - fl.rate);
-    if (diff > kRateTolerance * std::max(fl.new_rate, fl.rate) ||
-        (fl.rate == 0) != (fl.new_rate == 0)) {
-      set_rate(f, fl.new_rate);
-    }
+  for (const uint32_t f : pending_) {
+    Flow& fl = flows_[f];
+    if (!fl.pending) continue;  // left before the filling, or a duplicate entry
+    fl.pending = false;
+    enter_group(f, fl.group);
+    if (fl.group == kCapGroup) trace_rate(fl, fl.cap);
   }
-  for (const uint32_t li : comp_links_) {
-    double load = 0;
-    for (const LinkEntry& e : links_[li].flows) load += flows_[e.flow].rate;
-    set_load(li, load);
+  pending_.clear();
+  if (sim_.tracer() != nullptr) {
+    for (const uint32_t g : touched_) {
+      const Link& l = links_[g];
+      if (l.self_pair == kNone) continue;
+      for (const PairEntry& e : pairs_[l.self_pair].flows) trace_rate(flows_[e.flow], l.level);
+    }
   }
   ++recomputes_;
   arm();
   notify_settled();
 }
 
-// Progressive filling over comp_flows_/comp_links_: raise every unfixed flow's rate together;
-// when a link runs out of capacity, its unfixed flows are fixed at the link's fair share; when
-// the level reaches a flow's cap, that flow is fixed at its cap. The level only rises, so the
-// link with the least share per unfixed flow is the next bottleneck: found by a scan when the
-// component has few links (the scan is cheaper than heap upkeep per fixed flow), else from a
-// lazy min-heap of (share, link, version).
-void FlowNetwork::fill() {
-  share_heap_.clear();
-  capped_.clear();
-  scan_links_ = comp_links_.size() <= kScanLinks;
-  for (const uint32_t li : comp_links_) {
-    Link& l = links_[li];
-    l.rem = l.capacity;
-    l.cnt = static_cast<uint32_t>(l.flows.size());
-    ++l.ver;
-    if (!scan_links_ && l.cnt > 0) share_heap_.push_back(ShareEntry{l.rem / l.cnt, li, l.ver});
-  }
-  const auto cmp = [](const ShareEntry& a, const ShareEntry& b) { return share_after(a, b); };
-  std::make_heap(share_heap_.begin(), share_heap_.end(), cmp);
-  for (const uint32_t f : comp_flows_) {
-    fixed_[f] = 0;
-    if (std::isfinite(flows_[f].cap)) capped_.push_back(f);
-  }
-  std::sort(capped_.begin(), capped_.end(), [this](uint32_t a, uint32_t b) {
-    const Flow& x = flows_[a];
-    const Flow& y = flows_[b];
-    return x.cap < y.cap || (x.cap == y.cap && x.seq < y.seq);
-  });
-  unfixed_ = static_cast<uint32_t>(comp_flows_.size());
-  std::size_t ci = 0;
-  while (unfixed_ > 0) {
-    uint32_t bottleneck = kNone;
-    double level = kNoRateLimit;
-    if (scan_links_) {
-      for (const uint32_t li : comp_links_) {
-        const Link& l = links_[li];
-        if (l.cnt == 0) continue;
-        const double share = std::max(0.0, l.rem) / l.cnt;
-        if (share < level || bottleneck == kNone) {
-          level = share;
-          bottleneck = li;
-        }
-      }
-    } else {
-      while (!share_heap_.empty()) {
-        const ShareEntry& top = share_heap_.front();
-        const Link& l = links_[top.link];
-        if (top.ver == l.ver && l.cnt > 0) break;
-        std::pop_heap(share_heap_.begin(), share_heap_.end(), cmp);
-        share_heap_.pop_back();
-      }
-      if (!share_heap_.empty()) {
-        level = std::max(0.0, share_heap_.front().share);
-        bottleneck = share_heap_.front().link;
-      }
-    }
-    while (ci < capped_.size() && fixed_[capped_[ci]]) ++ci;
-    if (ci < capped_.size() && flows_[capped_[ci]].cap <= level) {
-      for (; ci < capped_.size() && flows_[capped_[ci]].cap <= level; ++ci) {
-        const uint32_t f = capped_[ci];
-        if (!fixed_[f]) fix(f, flows_[f].cap, kNone);
-      }
-      continue;
-    }
-    if (bottleneck == kNone) break;  // cannot happen: every flow here crosses a link
-    if (!scan_links_) {
-      std::pop_heap(share_heap_.begin(), share_heap_.end(), cmp);
-      share_heap_.pop_back();
-    }
-    Link& l = links_[bottleneck];
-    for (const LinkEntry& e : l.flows) {
-      if (!fixed_[e.flow]) fix(e.flow, level, bottleneck);
-    }
-    l.cnt = 0;
-    ++l.ver;
-  }
-}
-
-void FlowNetwork::fix(uint32_t f, double rate, uint32_t skip_link) {
-  Flow& fl = flows_[f];
-  fixed_[f] = 1;
-  fl.new_rate = rate;
-  --unfixed_;
-  for (const Hop& h : fl.hops) {
-    if (h.link == skip_link) continue;
-    Link& m = links_[h.link];
-    m.rem -= rate;
-    --m.cnt;
-    if (scan_links_) continue;
-    ++m.ver;
-    if (m.cnt > 0) {
-      share_heap_.push_back(ShareEntry{std::max(0.0, m.rem) / m.cnt, h.link, m.ver});
-      std::push_heap(share_heap_.begin(), share_heap_.end(),
-                     [](const ShareEntry& a, const ShareEntry& b) { return share_after(a, b); });
-    }
-  }
-}
-
 void FlowNetwork::arm() {
-  if (heap_.empty()) return;
-  const Time t = flows_[heap_[0]].finish;
+  refresh_groups();
+  Time t = Time::max();
+  if (!group_heap_.empty()) t = links_[group_heap_[0]].finish;
+  if (!capped_heap_.empty()) t = std::min(t, flows_[capped_heap_[0]].finish);
+  if (t == Time::max()) return;
+  t = std::max(t, sim_.now());
   if (completion_pending_) {
     if (completion_time_ <= t) return;  // fires first; it re-arms for what is then due
     sim_.cancel(completion_event_);
@@ -439,21 +533,47 @@ void FlowNetwork::on_completion_event() {
   completion_pending_ = false;
   completion_time_ = Time::max();
   const Time now = sim_.now();
+  refresh_groups();
+  done_.clear();
+  const auto member_place = [this](std::vector<uint32_t>& h) {
+    return [this, &h](std::size_t i, uint32_t x) {
+      h[i] = x;
+      flows_[x].heap_pos = static_cast<uint32_t>(i);
+    };
+  };
+  const auto by_member = [this](uint32_t a, uint32_t b) { return member_before(a, b); };
+  while (!group_heap_.empty() && links_[group_heap_[0]].finish <= now) {
+    const uint32_t g = group_heap_[0];
+    Link& l = links_[g];
+    while (!l.members.empty() && member_finish(l, flows_[l.members[0]]) <= now) {
+      const uint32_t f = l.members[0];
+      heap_erase(l.members, 0, by_member, member_place(l.members));
+      flows_[f].heap_pos = kNone;
+      done_.push_back(f);
+    }
+    touch(g);
+    refresh_groups();
+  }
+  while (!capped_heap_.empty() && flows_[capped_heap_[0]].finish <= now) {
+    const uint32_t f = capped_heap_[0];
+    heap_erase(
+        capped_heap_, 0, [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
+        member_place(capped_heap_));
+    flows_[f].heap_pos = kNone;
+    done_.push_back(f);
+  }
+  std::sort(done_.begin(), done_.end(),
+            [this](uint32_t a, uint32_t b) { return flows_[a].seq < flows_[b].seq; });
   std::vector<Callback> callbacks = std::move(done_callbacks_);
   callbacks.clear();
-  while (!heap_.empty() && flows_[heap_[0]].finish <= now) {
-    const uint32_t f = heap_[0];
-    heap_remove(f);
+  for (const uint32_t f : done_) {
     Flow& fl = flows_[f];
     // Credit exactly what was left: the completion time was rounded up, so the last partial
     // picosecond would otherwise over- or under-count.
-    for (const Hop& h : fl.hops) {
-      links_[h.link].bytes += fl.remaining;
-      ++links_[h.link].completed;
-    }
-    fl.remaining = 0;
-    fl.last_update = now;
-    depart(f);
+    credit(fl, fl.rem_join);
+    for (const Hop& h : fl.hops) ++links_[h.link].completed;
+    fl.rem_join = 0;
+    depart(f, true);
     trace_flow_end(flows_[f], false);
     callbacks.push_back(std::move(flows_[f].on_complete));
     release(f);
@@ -474,13 +594,21 @@ bool FlowNetwork::cancel_flow(FlowId id) {
   if (fl.state == State::kLatency) {
     sim_.cancel(fl.arrival);
   } else {
-    advance(fl);
-    depart(f);
+    depart(f, false);
     trace_flow_end(flows_[f], true);
   }
   release(f);
+  arm();
   if (!settle_pending_) notify_settled();
   return true;
+}
+
+void FlowNetwork::trace_rate(Flow& fl, double rate) {
+  if (sim_.tracer() == nullptr) return;
+  const double last = fl.trace_rates.empty() ? 0.0 : fl.trace_rates.back().second;
+  if (fl.trace_rates.empty() || std::fabs(rate - last) > kRateTolerance * std::max(rate, last)) {
+    if (!fl.trace_rates.empty() || rate != 0) fl.trace_rates.emplace_back(sim_.now(), rate);
+  }
 }
 
 void FlowNetwork::trace_flow_end(const Flow& fl, bool cancelled) {
@@ -509,22 +637,36 @@ void FlowNetwork::notify_settled() {
   if (settled_hook_) settled_hook_();
 }
 
+void FlowNetwork::set_load(uint32_t li, double load) {
+  Link& l = links_[li];
+  const Time now = sim_.now();
+  if (l.load <= 0 && load > 0) l.busy_since = now;
+  if (l.load > 0 && load <= 0) l.busy += now - l.busy_since;
+  const bool changed = l.load != load;
+  l.load = load;
+  if (changed) {
+    if (Tracer* t = sim_.tracer()) {
+      t->counter("links", l.counter_name, now, l.capacity > 0 ? load / l.capacity : 0.0);
+    }
+  }
+}
+
 double FlowNetwork::flow_rate(FlowId id) const {
   const uint32_t f = lookup(id);
-  return f == kNone ? 0.0 : flows_[f].rate;
+  return f == kNone ? 0.0 : current_rate(flows_[f]);
 }
 
 double FlowNetwork::flow_remaining_bytes(FlowId id) const {
   const uint32_t f = lookup(id);
-  if (f == kNone) return 0.0;
-  const Flow& fl = flows_[f];
-  const double dt = static_cast<double>((sim_.now() - fl.last_update).ps) * 1e-12;
-  return std::max(0.0, fl.remaining - (fl.rate > 0 ? fl.rate * dt : 0.0));
+  return f == kNone ? 0.0 : remaining_now(flows_[f]);
 }
 
 Time FlowNetwork::flow_finish_time(FlowId id) const {
   const uint32_t f = lookup(id);
-  return f == kNone ? Time::max() : flows_[f].finish;
+  if (f == kNone) return Time::max();
+  const Flow& fl = flows_[f];
+  if (fl.state != State::kMoving || fl.pending || fl.heap_pos == kNone) return Time::max();
+  return fl.group == kCapGroup ? fl.finish : member_finish(links_[fl.group], fl);
 }
 
 void FlowNetwork::for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
@@ -537,7 +679,7 @@ void FlowNetwork::for_each_flow(const std::function<void(const FlowInfo&)>& fn) 
   for (const uint32_t f : order) {
     const Flow& fl = flows_[f];
     fn(FlowInfo{FlowId{(static_cast<uint64_t>(fl.gen) << 32) | f}, fl.path, fl.bytes, fl.cap,
-                fl.rate, fl.state == State::kMoving});
+                current_rate(fl), fl.state == State::kMoving});
   }
 }
 
@@ -547,12 +689,13 @@ LinkStats FlowNetwork::link_stats(LinkId link) const {
   LinkStats s;
   s.observed = now - l.created;
   s.busy = l.busy + (l.load > 0 ? now - l.busy_since : Time{});
-  // Bytes moved by flows still running since their last rate change are not yet credited.
+  // Bytes moved by flows still in the group they joined are not yet credited.
   double pending = 0;
-  for (const LinkEntry& e : l.flows) {
-    const Flow& fl = flows_[e.flow];
-    const double dt = static_cast<double>((now - fl.last_update).ps) * 1e-12;
-    pending += std::min(fl.remaining, fl.rate * dt);
+  for (const uint32_t pid : l.pairs) {
+    for (const PairEntry& e : pairs_[pid].flows) {
+      const Flow& fl = flows_[e.flow];
+      pending += fl.rem_join - remaining_now(fl);
+    }
   }
   s.bytes = l.bytes + pending;
   s.mean_rate = s.observed.ps > 0 ? s.bytes / s.observed.seconds() : 0.0;
@@ -560,48 +703,6 @@ LinkStats FlowNetwork::link_stats(LinkId link) const {
   s.utilisation = l.capacity > 0 ? s.mean_rate / l.capacity : 0.0;
   s.flows_completed = l.completed;
   return s;
-}
-
-void FlowNetwork::heap_up(std::size_t i) {
-  const uint32_t f = heap_[i];
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (!heap_before(f, heap_[parent])) break;
-    heap_place(i, heap_[parent]);
-    i = parent;
-  }
-  heap_place(i, f);
-}
-
-void FlowNetwork::heap_down(std::size_t i) {
-  const uint32_t f = heap_[i];
-  const std::size_t n = heap_.size();
-  for (;;) {
-    std::size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && heap_before(heap_[c + 1], heap_[c])) ++c;
-    if (!heap_before(heap_[c], f)) break;
-    heap_place(i, heap_[c]);
-    i = c;
-  }
-  heap_place(i, f);
-}
-
-void FlowNetwork::heap_update(uint32_t f) {
-  const std::size_t i = flows_[f].heap_pos;
-  heap_up(i);
-  heap_down(flows_[f].heap_pos);
-}
-
-void FlowNetwork::heap_remove(uint32_t f) {
-  const std::size_t i = flows_[f].heap_pos;
-  flows_[f].heap_pos = kNone;
-  const uint32_t last = heap_.back();
-  heap_.pop_back();
-  if (i < heap_.size()) {
-    heap_place(i, last);
-    heap_update(last);
-  }
 }
 
 }  // namespace ridge::sim

@@ -12,19 +12,34 @@
 // Ignores: packets, protocol overheads, congestion-control dynamics (the allocation is the fluid
 // steady state, reached instantly), per-hop store-and-forward, and buffer limits.
 //
-// Incremental work: when flows arrive or leave, only the connected component of links touched by
-// the change (links joined by flows crossing them) is recomputed, and only flows whose rate
-// changed get a new completion time. Two O(path) fast paths skip even that, and are exact:
-// a capped flow arriving where every link has spare capacity >= its cap gets its cap, and a flow
-// leaving links none of which is saturated leaves the others' rates unchanged (in both cases
-// every flow still has its cap or a saturated bottleneck link where its rate is maximal, which
+// How a change is handled (why per-change work does not grow with the flows whose rate changes):
+// every moving flow belongs to one group: the link that is its bottleneck (its rate is that
+// link's fair level), or the "capped" set (its rate is its own cap). A link group keeps a
+// virtual clock V (bytes served per member, the integral of its level) and its members in a
+// min-heap of virtual targets V_join + remaining, so a level change reschedules one group (its
+// earliest member), not its members. Progressive filling runs over links with counts aggregated
+// by group: for every (link, group) pair, the flows crossing that link in that group. Freezing
+// link l at level s first moves the still-unfrozen flows crossing l that sit in another
+// unfrozen group into group l (per-flow work only for flows whose bottleneck changes), then,
+// for every link k crossed by group l's members, removes those members from k's unfrozen count
+// and s x their number from k's spare capacity. Each flow so freezes at the first of its links
+// to saturate (or at its cap, if lower), which is the textbook progressive filling. A pass
+// costs O(sum over groups of the links their members cross + flows that change group + capped
+// flows + new capped flows x log) instead of O(flows x path); it covers every link in use (not
+// only the connected component of the change). Virtual clocks are rebased to zero past 1e9
+// bytes per member so that target - V keeps its precision.
+// Two O(path) fast paths skip the filling (when none is pending), and are exact: a capped flow
+// arriving where every link has spare capacity >= its cap gets its cap, and a flow leaving
+// links none of which is saturated leaves the others' rates unchanged (in both cases every
+// flow still has its cap or a saturated bottleneck link where its rate is maximal, which
 // characterises the max-min fair allocation: Bertsekas & Gallager, sec. 6.5.2, prop. 1).
-// Changes within one instant are batched: the recompute runs once, in an event at the same time
-// with Priority::kLast, so a thousand flows started together cost one recompute. Until then a
-// new flow's rate reads as 0 (no simulated time passes, so no bytes are lost).
-// Completions: one Simulator event at a time, for the earliest finish among all flows (kept in
-// an indexed heap by (finish time, start order)); flows due at the same picosecond complete in
-// start order, all are removed before any of their callbacks runs.
+// Changes within one instant are batched: the filling runs once, in an event at the same time
+// with Priority::kLast, so a thousand flows started together cost one pass. Until then a new
+// flow's rate reads as 0 (no simulated time passes, so no bytes are lost).
+// Completions: one Simulator event at a time, for the earliest finish among the groups' earliest
+// members and the capped flows; flows due at the same picosecond complete in start order, all
+// are removed before any of their callbacks runs. A member's finish is
+//   t_level_set + ceil((target - V(t_level_set)) / level)  (whole picoseconds, rounded up).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +49,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -109,7 +125,7 @@ class FlowNetwork {
   /// Sum of the current rates of the flows crossing a link, in bytes/s.
   double link_load(LinkId link) const { return links_.at(link.index).load; }
   /// Flows currently sharing a link (past their latency).
-  std::size_t link_flow_count(LinkId link) const { return links_.at(link.index).flows.size(); }
+  std::size_t link_flow_count(LinkId link) const { return links_.at(link.index).flow_count; }
   /// A link's traffic statistics up to now.
   LinkStats link_stats(LinkId link) const;
 
@@ -135,28 +151,58 @@ class FlowNetwork {
 
  private:
   static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  // Group id of flows moving at their own cap; other group ids are link indices.
+  static constexpr uint32_t kCapGroup = kNone - 1;
+  // Two rates this close (relative) are the same allocation computed in a different order;
+  // keeping the old one avoids rescheduling completions for rounding noise.
+  static constexpr double kRateTolerance = 1e-12;
   enum class State : uint8_t { kFree, kLatency, kMoving };
   struct Hop {
     uint32_t link;
-    uint32_t pos;  // index in links_[link].flows
+    uint32_t pair;  // index in pairs_ of (link, the flow's group)
+    uint32_t pos;   // index in pairs_[pair].flows
   };
-  struct LinkEntry {
+  struct PairEntry {
     uint32_t flow;
     uint32_t hop;  // index in flows_[flow].hops
   };
+  // The moving flows that cross `link` and belong to `group`.
+  struct Pair {
+    uint32_t link;
+    uint32_t group;
+    std::vector<PairEntry> flows;
+    uint32_t gpos = kNone;  // index in links_[group].glinks while it has flows
+  };
+  struct ShareEntry {
+    double share;
+    uint32_t link;
+  };
+  // One link crossed by a group's members, and how many of them cross it.
+  struct GroupLink {
+    uint32_t link;
+    uint32_t count;
+    uint32_t pair;
+  };
+
   struct Link {
     std::string name;
     std::string counter_name;
     double capacity;
     Time latency;
     double load = 0;
-    std::vector<LinkEntry> flows;
-    // progressive-filling scratch
-    double rem = 0;
-    uint32_t cnt = 0;
-    uint32_t ver = 0;
-    uint64_t mark = 0;
-    bool dirty = false;
+    uint32_t flow_count = 0;      // moving flows crossing it
+    std::vector<uint32_t> pairs;  // pairs (this link, any group), never removed
+    // as a group: the flows whose bottleneck it is
+    std::vector<GroupLink> glinks;  // links its members cross (count > 0)
+    std::vector<uint32_t> members;  // min-heap by (target, seq); pending flows excluded
+    double level = 0;               // rate of each member, bytes/s
+    double vclock = 0;              // bytes served per member, as of level_since
+    Time level_since;
+    Time finish = Time::max();   // its earliest member's
+    uint32_t heap_pos = kNone;   // in group_heap_
+    uint32_t self_pair = kNone;  // pair (this link, this group)
+    uint32_t cap_pair = kNone;   // pair (this link, kCapGroup)
+    bool touched = false;
     // statistics
     double bytes = 0;
     Time created;
@@ -167,84 +213,97 @@ class FlowNetwork {
   struct Flow {
     uint32_t gen = 1;
     State state = State::kFree;
-    uint32_t heap_pos = kNone;
+    bool pending = false;  // moving, waiting for the batched filling to give it a rate
+    uint32_t group = kNone;
+    uint32_t heap_pos = kNone;    // in its group's members, or in capped_heap_
+    uint32_t capped_pos = kNone;  // in capped_live_ (moving, finite cap, non-empty path)
+    bool in_sorted = false;       // in capped_flows_
     std::vector<Hop> hops;
     std::vector<LinkId> path;
     double bytes = 0;
-    double remaining = 0;
-    double rate = 0;
+    double rem_join = 0;  // remaining bytes when it joined its group
+    double target = 0;    // link group: group vclock at which it is done
     double cap = kNoRateLimit;
-    double new_rate = 0;
+    Time joined;                // capped group: when it joined
+    Time finish = Time::max();  // capped group only
     Time started;
     Time arrived;
-    Time last_update;
-    Time finish = Time::max();
     uint64_t seq = 0;
-    uint64_t mark = 0;
+    uint64_t frozen_mark = 0;  // == fill epoch when frozen at its cap
     EventId arrival;
     Callback on_complete;
     std::string trace_name;
     std::vector<std::pair<Time, double>> trace_rates;
   };
-  struct ShareEntry {
-    double share;
-    uint32_t link;
-    uint32_t ver;
-  };
 
   uint32_t lookup(FlowId id) const;
   void arrive(uint32_t f);
-  void depart(uint32_t f);
+  void depart(uint32_t f, bool completed);
   void release(uint32_t f);
-  void advance(Flow& fl);
-  void set_rate(uint32_t f, double rate);
-  void update_finish(uint32_t f);
+  uint32_t pair_of(uint32_t link, uint32_t group);
+  void join_pairs(uint32_t f, uint32_t group);
+  void leave_pairs(uint32_t f);
+  void leave_group(uint32_t f);
+  void enter_group(uint32_t f, uint32_t group);
+  void move_flow(uint32_t f, uint32_t group);
+  double remaining_now(const Flow& fl) const;
+  double vclock_now(const Link& g) const;
+  Time member_finish(const Link& g, const Flow& fl) const;
+  double current_rate(const Flow& fl) const;
+  void credit(const Flow& fl, double moved);
+  void touch(uint32_t g);
+  void refresh_groups();
+  void set_level(uint32_t g, double level);
   void set_load(uint32_t link, double load);
-  void mark_dirty(uint32_t f);
   void request_settle();
   void settle();
   void fill();
-  void fix(uint32_t f, double rate, uint32_t skip_link);
+  void freeze_link(uint32_t l, double level);
+  void freeze_capped(uint32_t f);
+  void sort_capped();
   void on_completion_event();
   void arm();
   void notify_settled();
+  void trace_rate(Flow& fl, double rate);
   void trace_flow_end(const Flow& fl, bool cancelled);
   static double finish_epsilon(const Flow& fl) { return 1e-12 * fl.bytes + 1e-9; }
 
-  // indexed min-heap of moving flows by (finish, seq)
-  bool heap_before(uint32_t a, uint32_t b) const {
+  bool member_before(uint32_t a, uint32_t b) const {
+    const Flow& x = flows_[a];
+    const Flow& y = flows_[b];
+    return x.target < y.target || (x.target == y.target && x.seq < y.seq);
+  }
+  bool capped_before(uint32_t a, uint32_t b) const {
     const Flow& x = flows_[a];
     const Flow& y = flows_[b];
     return x.finish < y.finish || (x.finish == y.finish && x.seq < y.seq);
   }
-  void heap_place(std::size_t i, uint32_t f) {
-    heap_[i] = f;
-    flows_[f].heap_pos = static_cast<uint32_t>(i);
+  bool group_before(uint32_t a, uint32_t b) const {
+    return links_[a].finish < links_[b].finish || (links_[a].finish == links_[b].finish && a < b);
   }
-  void heap_up(std::size_t i);
-  void heap_down(std::size_t i);
-  void heap_update(uint32_t f);
-  void heap_remove(uint32_t f);
 
   Simulator& sim_;
   std::vector<Link> links_;
   std::vector<Flow> flows_;
+  std::vector<Pair> pairs_;
+  std::unordered_map<uint64_t, uint32_t> pair_index_;
   std::vector<uint32_t> free_flows_;
-  std::vector<uint32_t> heap_;
-  std::vector<uint32_t> dirty_links_;
-  std::vector<uint32_t> comp_links_;
-  std::vector<uint32_t> comp_flows_;
-  std::vector<uint32_t> capped_;
+  std::vector<uint32_t> capped_heap_;   // flows in kCapGroup by (finish, seq)
+  std::vector<uint32_t> group_heap_;    // link groups with members by (finish, index)
+  std::vector<uint32_t> pending_;       // flows waiting for the filling (may hold stale slots)
+  std::vector<uint32_t> capped_live_;   // moving flows with a finite cap and a path
+  std::vector<uint32_t> capped_flows_;  // the same by (cap, seq), as of the last filling
+  // progressive-filling scratch, per link: spare capacity, unfrozen flows, frozen, level
+  std::vector<double> fill_rem_;
+  std::vector<uint32_t> fill_cnt_;
+  std::vector<uint8_t> fill_frozen_;
+  std::vector<double> fill_level_;
   std::vector<ShareEntry> share_heap_;
+  std::vector<uint32_t> touched_;  // groups whose earliest finish must be recomputed
   std::vector<uint32_t> done_;
   std::vector<Callback> done_callbacks_;
   uint64_t next_seq_ = 0;
   uint64_t epoch_ = 0;
-  uint32_t unfixed_ = 0;
-  // Components with at most this many links find each bottleneck by a linear scan.
-  static constexpr std::size_t kScanLinks = 256;
-  bool scan_links_ = false;
-  std::vector<uint8_t> fixed_;  // per flow slot, progressive-filling scratch (dense: cache)
   std::size_t active_ = 0;
   bool settle_pending_ = false;
   bool completion_pending_ = false;

@@ -238,3 +238,85 @@ TEST_CASE("Invalid flows and links are refused", "[unit][flow]") {
   CHECK_THROWS(net.start_flow({l}, -1, [] {}));
   CHECK_FALSE(net.cancel_flow(FlowId{}));
 }
+
+TEST_CASE("A flow's bottleneck moves when another flow leaves", "[analytic][flow]") {
+  // L1 = 2 GB/s carries a and c; L2 = 3 GB/s carries a and b. Shares: L1 2/2 = 1, L2 3/2 = 1.5,
+  // so L1 saturates first: a = c = 1 GB/s, b takes the rest of L2: 2 GB/s.
+  // c (1 GB) ends at 1 s. Then L1 offers a 2 but L2 only 1.5 each: a's bottleneck moves to L2,
+  // a = b = 1.5 GB/s. b (3.5 GB) moved 2 GB by 1 s; 1.5 GB more at 1.5 GB/s: ends at 2 s.
+  // a (4 GB) moved 1 GB by 1 s and 1.5 GB by 2 s; alone, min(2, 3) = 2 GB/s for the last
+  // 1.5 GB: 0.75 s, so a ends at 2.75 s.
+  Simulator sim;
+  FlowNetwork net(sim);
+  const LinkId l1 = net.add_link("L1", 2 * kGB, Time{});
+  const LinkId l2 = net.add_link("L2", 3 * kGB, Time{});
+  Time ta{}, tb{}, tc{};
+  const FlowId a = net.start_flow({l1, l2}, 4 * kGB, [&] { ta = sim.now(); });
+  const FlowId b = net.start_flow({l2}, 3.5 * kGB, [&] { tb = sim.now(); });
+  net.start_flow({l1}, 1 * kGB, [&] { tc = sim.now(); });
+  sim.run_until(Time::from_ms(500));
+  CHECK(net.flow_rate(a) == Approx(1 * kGB));
+  CHECK(net.flow_rate(b) == Approx(2 * kGB));
+  sim.run_until(Time::from_ms(1500));
+  CHECK(net.flow_rate(a) == Approx(1.5 * kGB));
+  CHECK(net.flow_rate(b) == Approx(1.5 * kGB));
+  CHECK(net.flow_remaining_bytes(a) == Approx(2.25 * kGB));
+  CHECK(net.flow_finish_time(b) == Time::from_ms(2000));
+  sim.run();
+  CHECK(tc == Time::from_ms(1000));
+  CHECK(tb == Time::from_ms(2000));
+  CHECK(ta == Time::from_ms(2750));
+  // Each link carried every byte of the flows crossing it.
+  CHECK(net.link_stats(l1).bytes == Approx(5 * kGB));
+  CHECK(net.link_stats(l2).bytes == Approx(7.5 * kGB));
+  CHECK(net.link_stats(l1).flows_completed == 2);
+}
+
+TEST_CASE("Simultaneous arrivals, a departure and zero-byte flows at one instant",
+          "[analytic][flow]") {
+  // Link 10 GB/s. A (100 MB) alone from 0 ends at 10 ms, the instant B (50 MB), C (50 MB) and
+  // a zero-byte D start. D completes at 10 ms; B and C share 5 GB/s each: 10 ms, so both end at
+  // 20 ms, in start order. One batched pass places B, C and D.
+  Simulator sim;
+  FlowNetwork net(sim);
+  const LinkId l = net.add_link("l", 10 * kGB, Time{});
+  std::vector<std::pair<char, Time>> done;
+  net.start_flow({l}, 100 * kMB, [&] { done.emplace_back('A', sim.now()); });
+  sim.schedule_at(Time::from_ms(10), [&] {
+    net.start_flow({l}, 50 * kMB, [&] { done.emplace_back('B', sim.now()); });
+    net.start_flow({l}, 50 * kMB, [&] { done.emplace_back('C', sim.now()); });
+    net.start_flow({l}, 0.0, [&] { done.emplace_back('D', sim.now()); });
+  });
+  sim.run();
+  const std::vector<std::pair<char, Time>> want{{'A', Time::from_ms(10)},
+                                                {'D', Time::from_ms(10)},
+                                                {'B', Time::from_ms(20)},
+                                                {'C', Time::from_ms(20)}};
+  CHECK(done == want);
+  CHECK(net.link_stats(l).bytes == Approx(200 * kMB));
+}
+
+TEST_CASE("A capped flow joins a link's group when the link's share falls below its cap",
+          "[analytic][flow]") {
+  // Link 6 GB/s. A (3 GB) capped at 2 GB/s, alone: 2 GB/s. At 0.5 s (A has 2 GB left) B and C
+  // arrive uncapped: the fair share 6/3 = 2 GB/s equals A's cap, so all get 2 GB/s. At 1 s
+  // (A 1 GB left) D arrives: share 1.5 < 2, so A is held by the link: 1.5 GB/s each. D is
+  // 1.5 GB; B and C are 10 GB. A ends at 1 + 1/1.5 = 1.6667 s (1,666,666,666,667 ps rounded up).
+  Simulator sim;
+  FlowNetwork net(sim);
+  const LinkId l = net.add_link("l", 6 * kGB, Time{});
+  Time ta{};
+  const FlowId a = net.start_flow(
+      {l}, 3 * kGB, [&] { ta = sim.now(); }, 2 * kGB);
+  sim.schedule_at(Time::from_ms(500), [&] {
+    net.start_flow({l}, 10 * kGB, [] {});
+    net.start_flow({l}, 10 * kGB, [] {});
+  });
+  sim.schedule_at(Time::from_ms(1000), [&] { net.start_flow({l}, 1.5 * kGB, [] {}); });
+  sim.run_until(Time::from_ms(750));
+  CHECK(net.flow_rate(a) == Approx(2 * kGB));
+  sim.run_until(Time::from_ms(1200));
+  CHECK(net.flow_rate(a) == Approx(1.5 * kGB));
+  sim.run();
+  CHECK(ta.ps == 1'666'666'666'667);
+}

@@ -273,3 +273,115 @@ TEST_CASE("Flows: unrelated events interleaved do not change any completion", "[
     REQUIRE(quiet.finish == noisy.finish);
   }
 }
+
+namespace {
+
+// A small fat-tree-like closed loop in the shape of BM_FlowChurn: `leaves` up and down links,
+// `spines` spine links, each flow up, 0-2 spines, down; each completion starts a new flow, so
+// bottlenecks keep moving between leaf and spine links. Some flows are capped (a few caps
+// shared, so caps tie with each other and with link levels), some carry zero bytes, some are
+// cancelled, and link capacities change now and then. Every settled allocation is checked
+// against the reference solver; bytes are checked at the end.
+struct Churn {
+  Simulator sim;
+  FlowNetwork net{sim};
+  std::mt19937_64 rng;
+  std::vector<LinkId> up, down, spine;
+  std::vector<ridge::sim::FlowId> live;
+  double want_bytes = 0;  // sum over flows of bytes moved x path length
+  int completions = 0;
+  int settles = 0;
+
+  Churn(uint64_t seed, int leaves, int spines) : rng(seed) {
+    std::uniform_real_distribution<double> u(0, 1);
+    const Time lat[] = {Time{}, Time::from_ns(100), Time::from_ns(250)};
+    for (int i = 0; i < leaves; ++i) up.push_back(net.add_link("up", 10e9, lat[rng() % 3]));
+    for (int i = 0; i < leaves; ++i) down.push_back(net.add_link("down", 10e9, lat[rng() % 3]));
+    for (int i = 0; i < spines; ++i) {
+      spine.push_back(net.add_link("spine", (u(rng) < 0.5 ? 20e9 : 10e9), lat[rng() % 3]));
+    }
+  }
+  void start() {
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<LinkId> path{up[rng() % up.size()]};
+    const int spines = static_cast<int>(rng() % 3);
+    const std::size_t s0 = rng() % spine.size();
+    for (int k = 0; k < spines; ++k) path.push_back(spine[(s0 + k) % spine.size()]);
+    path.push_back(down[rng() % down.size()]);
+    const double bytes = u(rng) < 0.05 ? 0.0 : std::floor(1 + u(rng) * 2e4);
+    const double r = u(rng);
+    const double cap = r < 0.2 ? 1e9 : r < 0.3 ? 2.5e9 : r < 0.4 ? 0.5e9 + u(rng) * 4e9 : kInf;
+    const double hops = static_cast<double>(path.size());
+    live.push_back(net.start_flow(
+        path, bytes,
+        [this, bytes, hops] {
+          want_bytes += bytes * hops;
+          ++completions;
+          start();
+        },
+        cap));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Flows: closed-loop churn stays max-min fair as bottlenecks move", "[property][flow]") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Churn c(seed, 3 + static_cast<int>(seed % 3), 2 + static_cast<int>(seed % 2));
+    c.net.set_settled_hook([&] {
+      ++c.settles;
+      for (std::size_t l = 0; l < c.net.link_count(); ++l) {
+        const LinkId id{static_cast<uint32_t>(l)};
+        REQUIRE(c.net.link_load(id) <= c.net.link_capacity(id) * (1 + 1e-9));
+      }
+      const auto want = reference_rates(c.net);
+      c.net.for_each_flow([&](const FlowInfo& f) {
+        if (!f.moving) return;
+        REQUIRE(f.rate == Approx(want.at(f.id.value)).epsilon(1e-9).margin(1e-3));
+      });
+    });
+    for (int i = 0; i < 40; ++i) c.start();
+    // Now and then cancel a random live flow (crediting what it moved) and change a capacity.
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int k = 1; k <= 30; ++k) {
+      c.sim.schedule_at(Time::from_us(2.0 * k), [&] {
+        for (int tries = 0; tries < 5 && !c.live.empty(); ++tries) {
+          const std::size_t i = c.rng() % c.live.size();
+          const ridge::sim::FlowId id = c.live[i];
+          if (!c.net.is_active(id)) continue;
+          double bytes = 0, hops = 0;
+          c.net.for_each_flow([&](const FlowInfo& f) {
+            if (f.id == id) {
+              bytes = f.bytes;
+              hops = static_cast<double>(f.path.size());
+            }
+          });
+          c.want_bytes += (bytes - c.net.flow_remaining_bytes(id)) * hops;
+          REQUIRE(c.net.cancel_flow(id));
+          c.start();
+          break;
+        }
+      });
+      if (k % 5 == 0) {
+        c.sim.schedule_at(Time::from_us(2.0 * k + 0.5), [&] {
+          const LinkId l{static_cast<uint32_t>(c.rng() % c.net.link_count())};
+          c.net.set_link_capacity(l, (5 + static_cast<double>(c.rng() % 20)) * 1e9);
+        });
+      }
+    }
+    c.sim.run_until(Time::from_us(150));
+    REQUIRE(c.completions > 200);
+    REQUIRE(c.settles > 100);
+    double got = 0;
+    for (std::size_t l = 0; l < c.net.link_count(); ++l) {
+      got += c.net.link_stats(LinkId{static_cast<uint32_t>(l)}).bytes;
+    }
+    // Flows still active have moved part of their bytes: add what they moved.
+    double in_flight = 0;
+    c.net.for_each_flow([&](const FlowInfo& f) {
+      in_flight +=
+          (f.bytes - c.net.flow_remaining_bytes(f.id)) * static_cast<double>(f.path.size());
+    });
+    REQUIRE(got == Approx(c.want_bytes + in_flight).epsilon(1e-9));
+  }
+}
