@@ -57,7 +57,7 @@ void register_calibrate(CLI::App& app, Action& action) {
     std::string out;
     std::string mode = "fast";
     std::vector<std::string> exclude;
-    std::string e2e;
+    std::vector<std::string> e2e;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
@@ -66,7 +66,8 @@ void register_calibrate(CLI::App& app, Action& action) {
   cmd->add_option("--gpu", a->gpu, "GPU config to start from")->capture_default_str();
   cmd->add_option(
          "--e2e", a->e2e,
-         "end-to-end records (validate/e2e): host-bound eager steps give host_launch_eager")
+         "end-to-end records (validate/e2e; repeatable, one file per run): host-bound eager steps "
+         "give host_python_scale")
       ->check(CLI::ExistingFile);
   cmd->add_option("--exclude", a->exclude,
                   "leave out records whose id starts with this (repeatable)");
@@ -85,24 +86,32 @@ void register_calibrate(CLI::App& app, Action& action) {
       if (res.train_records == 0)
         throw std::invalid_argument("calibrate: no predictable records in the training split");
       if (!a->e2e.empty()) {
-        // Host-bound eager steps of the training split: the host's time per eager dispatch is the
-        // step time over the dispatches Ridge's builders issue for it (a direct measurement).
-        std::ifstream in(a->e2e, std::ios::binary);
-        if (!in) throw std::invalid_argument("--e2e: cannot read " + a->e2e);
-        const std::string text((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
-        const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-        if (doc.is_discarded()) throw std::invalid_argument(a->e2e + ": not JSON");
-        files.emplace_back(a->e2e, hw::sha256_hex(text));
-        const hw::GpuSpec fitted = models::apply_calibration(gpu, res);
+        // Host-bound eager steps of the training split: the ratio of the measured step to the host
+        // time Ridge predicts for it at host_python_scale 1 (the per-op costs measured in tight
+        // loops) is the in-model Python factor; its median over the cases is host_python_scale.
+        // Several runs (leases) pool their cases: the host's speed differs between them.
+        hw::GpuSpec fitted = models::apply_calibration(gpu, res);
+        fitted.model["host_python_scale"] = 1.0;
         std::vector<double> implied;
-        for (const auto& row : workloads::compare_e2e(doc, fitted)) {
-          if (row.bound == "host" && row.dispatches > 0 && !models::is_held_out(row.id))
-            implied.push_back(row.measured_s / static_cast<double>(row.dispatches));
+        std::string sources;
+        for (const auto& path : a->e2e) {
+          std::ifstream in(path, std::ios::binary);
+          if (!in) throw std::invalid_argument("--e2e: cannot read " + path);
+          const std::string text((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
+          const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+          if (doc.is_discarded()) throw std::invalid_argument(path + ": not JSON");
+          files.emplace_back(path, hw::sha256_hex(text));
+          sources += (sources.empty() ? "" : ", ") + path;
+          for (const auto& row : workloads::compare_e2e(doc, fitted)) {
+            if (row.bound == "host" && row.dispatches > 0 && row.host_busy_s > 0 &&
+                !models::is_held_out(row.id))
+              implied.push_back(row.measured_s / row.host_busy_s);
+          }
         }
         if (!implied.empty()) {
           models::FittedParam p;
-          p.name = "host_launch_eager";
+          p.name = "host_python_scale";
           p.before = gpu.param(p.name);
           p.value = models::percentile(implied, 50);
           p.method = "direct measurement";
@@ -111,7 +120,7 @@ void register_calibrate(CLI::App& app, Action& action) {
               implied.size() > 1
                   ? (models::percentile(implied, 90) - models::percentile(implied, 10)) / p.value
                   : 0.0;
-          p.sources = a->e2e + " (host-bound eager steps / dispatches)";
+          p.sources = sources + " (host-bound eager steps: measured / predicted host time)";
           res.params.push_back(p);
         }
       }
@@ -122,7 +131,7 @@ void register_calibrate(CLI::App& app, Action& action) {
       std::string command = "ridge calibrate";
       for (const auto& f : a->files) command += " " + f;
       for (const auto& e : a->exclude) command += " --exclude " + e;
-      if (!a->e2e.empty()) command += " --e2e " + a->e2e;
+      for (const auto& e : a->e2e) command += " --e2e " + e;
       command += " --gpu " + a->gpu + " --out " + a->out;
       const std::string yaml =
           models::calibrated_overlay_yaml(rel_base, stem + "-calibrated", res, command);

@@ -19,29 +19,36 @@ struct RunOutputs {
   std::string trace, svg, timeline_svg;
   std::vector<std::string> what_ifs;
   std::string mode;
-  std::string e2e_table, out_path, gpu = "h200";
+  std::vector<std::string> e2e_table;
+  std::string out_path, gpu = "h200";
 };
 
-// `ridge run --e2e-table validate/data/h200/e2e/e2e.json --out docs/e2e-validation.md`
+// `ridge run --e2e-table validate/data/h200/e2e/e2e.json [--e2e-table RUN2 ...] --out
+// docs/e2e-validation.md`
 int e2e_table(const RunOutputs& o) {
-  std::ifstream in(o.e2e_table);
-  if (!in) throw std::invalid_argument("--e2e-table: cannot read " + o.e2e_table);
-  const nlohmann::json doc = nlohmann::json::parse(in);
   const hw::GpuSpec g = hw::find_gpu(o.gpu);
-  const auto rows = workloads::compare_e2e(doc, g);
-  const std::string md =
-      workloads::e2e_markdown(rows, o.e2e_table, g.name, g.param("host_launch_eager"));
+  std::vector<workloads::E2eRun> runs;
+  for (const auto& path : o.e2e_table) {
+    std::ifstream in(path);
+    if (!in) throw std::invalid_argument("--e2e-table: cannot read " + path);
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded()) throw std::invalid_argument("--e2e-table: " + path + ": not JSON");
+    runs.push_back({path, workloads::compare_e2e(doc, g)});
+  }
+  const std::string md = workloads::e2e_markdown(runs, g.name, g.param("host_python_scale"));
   if (!o.out_path.empty()) write_file_atomically(o.out_path, md);
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& r : rows)
-    j.push_back({{"id", r.id},
-                 {"op", r.op},
-                 {"measured_s", r.measured_s},
-                 {"predicted_s", r.predicted_s},
-                 {"error", r.error},
-                 {"measured_kernels", r.measured_kernels},
-                 {"predicted_kernels", r.predicted_kernels},
-                 {"bound", r.bound}});
+  for (const auto& run : runs)
+    for (const auto& r : run.rows)
+      j.push_back({{"source", run.source},
+                   {"id", r.id},
+                   {"op", r.op},
+                   {"measured_s", r.measured_s},
+                   {"predicted_s", r.predicted_s},
+                   {"error", r.error},
+                   {"measured_kernels", r.measured_kernels},
+                   {"predicted_kernels", r.predicted_kernels},
+                   {"bound", r.bound}});
   emit(o.json, md, j);
   return 0;
 }
@@ -85,7 +92,8 @@ void register_run(CLI::App& app, Action& action) {
   cmd->add_option("study", *path, "study file, e.g. configs/studies/default.yaml")
       ->check(CLI::ExistingFile);
   cmd->add_option("--e2e-table", out->e2e_table,
-                  "instead of a study: predicted vs measured table of validate/e2e records");
+                  "instead of a study: predicted vs measured table of validate/e2e records "
+                  "(repeatable: one file per run)");
   cmd->add_option("--out", out->out_path, "with --e2e-table: write the Markdown table here");
   cmd->add_option("--gpu", out->gpu, "with --e2e-table: the GPU the records were measured on");
   cmd->add_option(

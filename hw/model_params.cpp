@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 27> kParams = {{
+constexpr std::array<ModelParamDecl, 41> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -36,14 +36,73 @@ constexpr std::array<ModelParamDecl, 27> kParams = {{
     // dispatch of one op is several times that (measured by validate/ on the H200 and fitted).
     {"host_launch_cuda", Dimension::kTime, 2.5e-6, 0.1e-6, 100e-6,
      "host time of one cudaLaunchKernel"},
-    {"host_launch_eager", Dimension::kTime, 8e-6, 0.1e-6, 200e-6,
-     "host time of one eager framework op that launches one kernel"},
+    // Host cost of one eager PyTorch dispatch by op class, in inference mode: medians of tight-loop
+    // host times per call on tiny tensors (validate/e2e/host_dispatch.py, run 4:
+    // validate/data/h200/host/run4.json, torch 2.11 + CUDA 13.0 on the lent H200's host, measured
+    // right before the e2e run validate/data/h200/e2e_run4; the same figures vary by up to 2x
+    // between leases of that machine: host/run2.json, run3.json, hostonly.json). Elementwise:
+    // median of add, mul, mul by scalar, silu, gelu,
+    // to(fp32), pow, rsqrt, mean, cat, index_copy_ = 9.6 us.
+    {"host_launch_eager", Dimension::kTime, 9.6e-6, 0.1e-6, 200e-6,
+     "host time of one eager framework op that launches one kernel (elementwise and others)"},
+    // Linear / matmul through cuBLAS: 14.9 (Linear with bias), 17.8 (without), 17.8 (F.linear),
+    // 15.3 (matmul): median 16.5 us.
+    {"host_eager_gemm", Dimension::kTime, 16.5e-6, 0.1e-6, 500e-6,
+     "host time of one eager Linear/matmul dispatch"},
+    // scaled_dot_product_attention (backend selection): 27.2 (causal) and 32.5 (GQA decode) us.
+    {"host_eager_attention", Dimension::kTime, 29.9e-6, 0.1e-6, 500e-6,
+     "host time of one eager scaled_dot_product_attention dispatch"},
+    {"host_eager_norm", Dimension::kTime, 18.4e-6, 0.1e-6, 500e-6,
+     "host time of one eager LayerNorm/RMSNorm/softmax module call (LayerNorm: 18.4 us)"},
+    {"host_eager_embedding", Dimension::kTime, 17.2e-6, 0.1e-6, 500e-6,
+     "host time of one eager Embedding module call (17.2 us)"},
+    {"host_eager_loss", Dimension::kTime, 30.4e-6, 0.1e-6, 500e-6,
+     "host time of one eager cross_entropy call (30.4 us, two kernels)"},
+    {"host_eager_conv", Dimension::kTime, 31.8e-6, 0.1e-6, 500e-6,
+     "host time of one eager Conv2d module call through cuDNN (31.8 us)"},
+    // Kernel-less calls: x.view(...).transpose(...) costs 2.9 us for the two (1.45 each; also
+    // charged for slicing, unsqueeze, permute and a module's __call__); x.split(16, dim=2) 8.6 us
+    // (split, chunk and unbind alike).
+    {"host_eager_view", Dimension::kTime, 1.45e-6, 0.0, 100e-6,
+     "host time of one kernel-less view call (view, transpose, slice, unsqueeze, module call)"},
+    {"host_eager_split", Dimension::kTime, 8.6e-6, 0.0, 100e-6,
+     "host time of one split/chunk/unbind call"},
+    // Training (bf16 autocast over fp32 parameters, autograd recording): the e2e GPT-2 model of
+    // validate/e2e/train_gpt.py at tiny sizes (d=64, seq 16), 2 and 6 layers: the forward costs
+    // 1453 and 3333 us for 53 and 137 kernels (22.4 us per added kernel: casts, autocast and
+    // graph recording around each), loss.backward() 2376 and 5667 us for 89 and 233 kernels
+    // (22.9 us per added kernel the autograd engine launches).
+    {"host_autograd_forward", Dimension::kTime, 22.4e-6, 0.1e-6, 500e-6,
+     "host time per kernel of a training forward (autocast, autograd recording)"},
+    {"host_autograd_kernel", Dimension::kTime, 22.9e-6, 0.1e-6, 500e-6,
+     "host time per kernel the autograd engine launches in backward"},
+    // AdamW(fused=True).step(): 85 us over 16 tensors, 196 over 64, 694 over 256: 2.55 us per
+    // tensor on a base of 39 us (least squares over the three). zero_grad(set_to_none=True) is
+    // charged the per-tensor figure per tensor too (its own tight-loop figure, 16-36 us, is for
+    // grads already None; in a step it frees every gradient: about 2.6 us per tensor, 387 us for
+    // GPT-2 small's 148 tensors in the e2e phase timing).
+    {"host_optimizer_base", Dimension::kTime, 39e-6, 0.0, 10e-3,
+     "host time of a fused optimizer step before its per-tensor cost"},
+    {"host_optimizer_tensor", Dimension::kTime, 2.55e-6, 0.0, 100e-6,
+     "host time per parameter tensor of a fused optimizer step (and of zero_grad)"},
+    // Tight loops on tiny tensors under-state the host time of the same ops inside a model (more
+    // Python per op, colder caches, views and module calls between ops); fitted by calibrate --e2e
+    // on host-bound inference steps of the training split. Scales the host_launch_eager and
+    // host_eager_* costs.
+    {"host_python_scale", Dimension::kCount, 1.0, 0.5, 4.0,
+     "factor on the eager inference host costs for a real model's Python around its ops"},
     {"graph_launch_per_kernel", Dimension::kTime, 0.5e-6, 0.0, 20e-6,
      "host time per kernel node when a CUDA graph is replayed"},
     {"kernel_gap", Dimension::kTime, 1.0e-6, 0.0, 50e-6,
      "GPU-side gap between back-to-back dependent kernels on one stream"},
     {"graph_kernel_gap", Dimension::kTime, 0.2e-6, 0.0, 50e-6,
      "GPU-side gap between kernels replayed from one CUDA graph"},
+    // ridge-bench's launch suite (validate/data/h200/launch.json): empty kernels back to back cost
+    // 1.53, 1.38 and 1.36 us each on a stream (10, 100, 1000 launches) against 0.63, 0.53 and
+    // 0.50 us replayed from a graph: 0.86 us (median difference) of front-end work per kernel that
+    // a graph does ahead. A workload's captured kernels are charged their kernel time less this.
+    {"graph_kernel_saving", Dimension::kTime, 0.86e-6, 0.0, 20e-6,
+     "GPU time per kernel a CUDA-graph replay saves over dependent launches on a stream"},
     {"kernel_startup", Dimension::kTime, 2.0e-6, 0.0, 50e-6,
      "GPU time from a kernel starting to its first blocks running, plus its drain"},
     // An SM takes its blocks one at a time: softmax over 16384 rows as one-warp blocks takes the

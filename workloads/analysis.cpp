@@ -150,7 +150,11 @@ hw::GpuSpec scaled_gpu(const hw::GpuSpec& gpu, const WhatIf& w) {
     g.memory.l2_bandwidth *= s;
   }
   if (w.target == "host_launch") {
-    for (const char* k : {"host_launch_eager", "host_launch_cuda", "graph_launch_per_kernel"})
+    // Every host cost: the bare launch, graph replay, and (through host_python_scale, which
+    // multiplies them all) every eager and autograd cost.
+    for (const char* k : {"host_launch_cuda", "graph_launch_per_kernel", "host_python_scale",
+                          "host_autograd_forward", "host_autograd_kernel", "host_optimizer_base",
+                          "host_optimizer_tensor"})
       g.model[k] = gpu.param(k) / s;
   }
   return g;

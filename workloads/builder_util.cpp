@@ -8,6 +8,10 @@ int Emitter::add(OpNode node, const std::vector<int>& deps) {
   node.name = prefix + node.name;
   if (node.layer < 0) node.layer = layer;
   node.stream = stream;
+  node.host_path = host_path;
+  node.host_views += pending_views_;
+  node.host_splits += pending_splits_;
+  pending_views_ = pending_splits_ = 0;
   return g_.add(std::move(node), deps);
 }
 

@@ -28,14 +28,19 @@ class Emitter {
                   std::string_view dtype = "bf16");
   int gemm(const std::string& name, long long m, long long n, long long k, long long batch = 1);
   int add(OpNode node, const std::vector<int>& deps = {});
+  /// Kernel-less framework calls (see OpNode::host_views) made before the next op added.
+  void views(int n) { pending_views_ += n; }
+  void splits(int n) { pending_splits_ += n; }
 
   std::string prefix;
   int layer = -1;
   int stream = 0;
+  HostPath host_path = HostPath::kPlain;  ///< given to every op added
   Graph& graph() { return g_; }
 
  private:
   Graph& g_;
+  int pending_views_ = 0, pending_splits_ = 0;
 };
 
 }  // namespace ridge::workloads

@@ -26,5 +26,8 @@ struct DiffusionOptions {
 Graph build_diffusion_pipeline(const DiffusionConfig& m, const DiffusionOptions& o);
 /// One denoiser call at the CFG batch (a stage alone, as validate/e2e measures it).
 Graph build_denoiser_call(const DiffusionConfig& m);
+/// The text encoder alone, and the VAE decoder alone (without the host copy), as stages.
+Graph build_text_encoder_call(const DiffusionConfig& m);
+Graph build_vae_decode_call(const DiffusionConfig& m);
 
 }  // namespace ridge::workloads

@@ -20,12 +20,19 @@ struct E2eRow {
   long long measured_kernels = -1, predicted_kernels = 0;
   std::string bound;         ///< host-bound or GPU-bound, from the critical path
   long long dispatches = 0;  ///< eager host dispatches (0 when replayed as a CUDA graph)
+  double host_busy_s = 0;    ///< predicted host time issuing the step
 };
 
 /// Rows for every record it knows how to rebuild; others are left out. `config_dir` holds models/.
 std::vector<E2eRow> compare_e2e(const nlohmann::json& records_doc, const hw::GpuSpec& gpu);
-/// A Markdown table of the rows, with the command that made it.
-std::string e2e_markdown(const std::vector<E2eRow>& rows, const std::string& source,
-                         const std::string& gpu_name, double host_launch_eager_s = 0);
+/// One measurement run (a records file) and its rows.
+struct E2eRun {
+  std::string source;  ///< the records file
+  std::vector<E2eRow> rows;
+};
+/// A Markdown table of the runs (cases in the first run's order, one measured/error column pair
+/// per run), the mean errors, each case's run-to-run spread, and the command that made it.
+std::string e2e_markdown(const std::vector<E2eRun>& runs, const std::string& gpu_name,
+                         double host_python_scale = 1);
 
 }  // namespace ridge::workloads

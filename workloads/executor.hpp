@@ -1,14 +1,18 @@
 // Runs a workload graph on the discrete-event engine (sim/): one host thread issuing launches in
 // program order, GPU streams executing them in order, copy engines beside the compute engine.
 //
-// Captures: host launch cost per eager dispatch (gpu.param("host_launch_eager"); extra kernels of
-// one dispatch cost host_launch_cuda each), CUDA graph replay (one host_launch_cuda for the graph,
-// then graph_launch_per_kernel per kernel node), so a host-bound eager decode shows as host-bound;
-// stream order with kernel_gap between back-to-back kernels on a stream; data dependencies and
-// waits across streams; host synchronisation; copies on copy engines overlapping compute.
-// Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute engine one
-// at a time: each kernel's time assumes the whole GPU), allocator and Python time beyond the
-// per-dispatch cost, clock changes during the step.
+// Captures: host launch cost per eager dispatch by framework op class (host_launch_eager for
+// elementwise and other ops, host_eager_gemm, _attention, _norm, _embedding, _loss, _conv; extra
+// kernels of one dispatch cost host_launch_cuda each; x host_autograd_forward when a forward op
+// records the autograd graph; host_autograd_kernel per kernel the autograd engine launches in
+// backward; a fused optimizer host_optimizer_base + host_optimizer_tensor per tensor; all x
+// host_python_scale, the in-model Python around the ops), CUDA graph replay (one host_launch_cuda
+// for the graph, then graph_launch_per_kernel per kernel node), so a host-bound eager decode shows
+// as host-bound; stream order with kernel_gap between back-to-back kernels on a stream; data
+// dependencies and waits across streams; host synchronisation; copies on copy engines overlapping
+// compute. Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute
+// engine one at a time: each kernel's time assumes the whole GPU), allocator time, Python time not
+// tied to an op (other than through host_python_scale), clock changes during the step.
 #pragma once
 
 #include <map>

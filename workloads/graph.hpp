@@ -46,6 +46,14 @@ enum class NodeKind {
   kSync,    ///< the host waits for all issued GPU work (torch.cuda.synchronize)
 };
 
+/// Which host code path issues an op in eager mode: each costs the host differently (see
+/// workloads/executor.hpp and the host_* parameters in hw/model_params.cpp).
+enum class HostPath {
+  kPlain,             ///< inference, or no autograd recording (torch.inference_mode / no_grad)
+  kAutogradForward,   ///< a forward op that also records the autograd graph
+  kAutogradBackward,  ///< launched by the autograd engine during .backward()
+};
+
 /// One op of the graph.
 struct OpNode {
   std::string name;  ///< "layer3.mlp.up"
@@ -58,6 +66,12 @@ struct OpNode {
   double fixed_time_s =
       0;           ///< kHost only, or a kernel/copy with a stated time (tests, fixed stages)
   int layer = -1;  ///< transformer layer, -1 outside layers
+  HostPath host_path = HostPath::kPlain;
+  int host_tensors = 0;  ///< tensors a multi-tensor op (fused optimizer) walks on the host
+  /// Kernel-less framework calls the host makes just before this op in eager mode: views
+  /// (view, transpose, reshape without a copy, slicing, unsqueeze, permute, nn.Module calls around
+  /// them) and splits (split, chunk, unbind: one call returning several views).
+  int host_views = 0, host_splits = 0;
 };
 
 using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, OpNode>;

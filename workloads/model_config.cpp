@@ -126,6 +126,7 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
     x.temporal_upsample = static_cast<int>(v->integer("temporal_upsample", 1, 1, 16));
     x.conv_in = v->integer("conv_in", 512, 1);
     x.out_channels = static_cast<int>(v->integer("out_channels", 3, 1, 64));
+    x.groups = static_cast<int>(v->integer("groups", 32, 1, 4096));
     if (const hw::ConfigNode* s = v->child("stages", true)) {
       if (s->kind != hw::ConfigNode::Kind::kSequence) {
         m.sink().add(*s, v->key_path("stages"), "expected a list of [c_in, c_out] pairs");

@@ -80,6 +80,7 @@ struct VaeConfig {
   long long conv_in = 512;                              ///< channels after conv_in
   std::vector<std::pair<long long, long long>> stages;  ///< (c_in, c_out) per 2x upsampling stage
   int out_channels = 3;
+  int groups = 32;  ///< GroupNorm groups
 };
 
 struct DiffusionConfig {

@@ -108,6 +108,7 @@ void norm_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, long
 void rope(Emitter& e, const std::string& n, long long N) {
   // q * cos + cat(-x2, x1) * sin: mul, neg, cat, mul, add.
   e.elementwise(n + ".mul_cos", "mul", N);
+  e.views(2);  // rotate_half: x[..., :h], x[..., h:]
   e.elementwise(n + ".neg", "mul", N / 2);
   e.elementwise(n + ".cat", "copy", N);
   e.elementwise(n + ".mul_sin", "mul", N);
@@ -206,6 +207,7 @@ void micro_batch(Emitter& e, const TransformerConfig& m, const TrainOptions& o, 
   const std::string mbp = o.grad_accum > 1 ? fmt::format("mb{}.", mb) : "";
   e.layer = -1;
   e.prefix = mbp;
+  e.host_path = HostPath::kAutogradForward;
   // Embeddings run in fp32 (autocast leaves embedding alone).
   if (m.position == "learned")
     e.kernel("embed.arange", C::kElementwise, "elementwise",
@@ -229,6 +231,8 @@ void micro_batch(Emitter& e, const TransformerConfig& m, const TrainOptions& o, 
   e.cast("loss.logits_to_fp32", x.T * m.vocab, 2, 4);
   e.kernel("loss.cross_entropy", C::kElementwise, "cross_entropy",
            {{"rows", x.T}, {"vocab", m.vocab}, {"dtype", "fp32"}}, 2);
+  // loss.backward(): from here on the autograd engine launches every kernel.
+  e.host_path = HostPath::kAutogradBackward;
   e.elementwise("loss.backward_seed", "copy", 1, "fp32");
   e.kernel("loss.cross_entropy.bwd", C::kElementwise, "cross_entropy",
            {{"rows", x.T}, {"vocab", m.vocab}, {"dtype", "fp32"}, {"pass", "bwd"}}, 2);
@@ -268,19 +272,30 @@ void micro_batch(Emitter& e, const TransformerConfig& m, const TrainOptions& o, 
               {"pass", "bwd"}},
              5);
   }
+  e.host_path = HostPath::kPlain;
 }
 
 // ---- inference (bf16 weights, inference_mode) ----
 
 void infer_layer(Emitter& e, const TransformerConfig& m, const Shapes& x, long long kv_len,
                  bool prefill) {
+  // Host-only calls around the kernels (eager): the layer's and the norm's module calls, the
+  // attention module call, q/k/v .view().transpose(), rotate_half's slices (in rope), the cache
+  // slices, o.transpose().reshape(), the MLP's module calls.
+  e.views(2);
   norm_fwd(e, m, "input_norm", x.T, false);
+  e.views(1);
   if (m.style == "gpt") {
     e.gemm("attn.qkv", x.T, x.q + 2 * x.kv, x.d);
+    e.splits(1);
+    e.views(6);
   } else {
     e.gemm("attn.q", x.T, x.q, x.d);
+    e.views(2);
     e.gemm("attn.k", x.T, x.kv, x.d);
+    e.views(2);
     e.gemm("attn.v", x.T, x.kv, x.d);
+    e.views(2);
   }
   if (m.position == "rope") {
     rope(e, "attn.rope_q", x.T * x.q);
@@ -289,6 +304,7 @@ void infer_layer(Emitter& e, const TransformerConfig& m, const Shapes& x, long l
   // k_cache.index_copy_(2, pos, k) and v: reads the new rows, writes them into the cache.
   e.pass("attn.cache_k", C::kMemoryCopy, 2.0 * x.T * x.kv + 8.0 * x.s, 2.0 * x.T * x.kv);
   e.pass("attn.cache_v", C::kMemoryCopy, 2.0 * x.T * x.kv + 8.0 * x.s, 2.0 * x.T * x.kv);
+  if (!prefill) e.views(2);  // k_cache[:, :, :kv_len], v_cache[...]
   e.kernel("attn.sdpa", C::kAttention, "attention",
            {{"batch", x.b},
             {"heads", x.H},
@@ -298,10 +314,13 @@ void infer_layer(Emitter& e, const TransformerConfig& m, const Shapes& x, long l
             {"head_dim", x.hd},
             {"causal", prefill},
             {"pass", "fwd"}});
+  e.views(x.s > 1 ? 1 : 2);
   if (x.s > 1) e.elementwise("attn.transpose", "copy", x.T * x.q);  // a view when one token
   e.gemm("attn.o", x.T, x.d, x.q);
   e.elementwise("residual1", "add", x.T * x.d);
+  e.views(1);
   norm_fwd(e, m, "post_norm", x.T, false);
+  e.views(1);
   if (m.gated_mlp) {
     e.gemm("mlp.gate", x.T, x.ffn, x.d);
     e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
@@ -343,9 +362,11 @@ Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, boo
   e.layer = -1;
   e.prefix = "";
   const long long rows = o.batch;  // prefill keeps the last token only (x[:, -1:])
+  e.views(prefill ? 2 : 1);        // x[:, -1:, :] in prefill; the norm's module call
   norm_fwd(e, m, "final_norm", rows, false);
   e.gemm("lm_head", rows, m.vocab, x.d);
   if (!prefill) {
+    e.views(1);  // logits[:, -1, :]
     e.pass("sample.argmax", C::kElementwise, 2.0 * rows * m.vocab, 8.0 * rows,
            double(rows * m.vocab));
     e.elementwise("sample.copy_token", "copy", rows, "fp32");
@@ -369,6 +390,15 @@ Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, boo
 Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   Graph g;
   Emitter e(g);
+  // opt.zero_grad(set_to_none=True): host work only, walking every parameter tensor.
+  OpNode zero;
+  zero.name = "optimizer.zero_grad";
+  zero.kind = NodeKind::kHost;
+  zero.category = C::kHost;
+  zero.host_dispatches = 0;
+  zero.kernels = 0;
+  zero.host_tensors = static_cast<int>(m.tensor_count());
+  e.add(zero);
   for (int mb = 0; mb < o.grad_accum; ++mb) micro_batch(e, m, o, mb);
   e.layer = -1;
   e.prefix = "";
@@ -380,8 +410,9 @@ Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   const long long by_chunks = (m.parameter_count() / 65536 + 320) / 320;
   const long long by_tensors = (m.tensor_count() + 35) / 36;
   const int chunks = static_cast<int>(std::max(by_chunks, by_tensors));
-  e.kernel("optimizer.adamw", C::kOptimizer, "adamw",
-           {{"params", m.parameter_count()}, {"grad_dtype", "fp32"}}, chunks);
+  const int adamw = e.kernel("optimizer.adamw", C::kOptimizer, "adamw",
+                             {{"params", m.parameter_count()}, {"grad_dtype", "fp32"}}, chunks);
+  g.op(adamw).host_tensors = static_cast<int>(m.tensor_count());
   OpNode sync;
   sync.name = "host.synchronize";
   sync.kind = NodeKind::kSync;

@@ -27,8 +27,9 @@ const hw::GpuSpec& h200() {
 // The H200 with free launches and no inter-kernel gap: what the seed's closed forms assume.
 hw::GpuSpec ideal_gpu() {
   hw::GpuSpec g = h200();
-  for (const char* k :
-       {"host_launch_eager", "host_launch_cuda", "graph_launch_per_kernel", "kernel_gap"})
+  for (const char* k : {"host_launch_eager", "host_launch_cuda", "graph_launch_per_kernel",
+                        "kernel_gap", "host_python_scale", "host_autograd_forward",
+                        "host_autograd_kernel", "host_optimizer_base", "host_optimizer_tensor"})
     g.model[k] = 0;
   return g;
 }
@@ -210,6 +211,61 @@ TEST_CASE("eager decode is host-bound, a CUDA graph removes the launch gaps", "[
   CHECK(gr.host_busy_s < 0.2 * e.host_busy_s);
 }
 
+TEST_CASE("host costs follow the code path that issues each op", "[unit]") {
+  // Kernels of 1 ns: the host alone sets the step, so host busy time is the sum of the costs.
+  const hw::GpuSpec& gpu = h200();
+  Graph g;
+  OpNode zero;  // zero_grad over 10 tensors: host work only
+  zero.name = "zero_grad";
+  zero.kind = NodeKind::kHost;
+  zero.category = Category::kHost;
+  zero.host_dispatches = 0;
+  zero.kernels = 0;
+  zero.host_tensors = 10;
+  g.add(zero);
+  const int fwd = fixed(g, "fwd", Category::kElementwise, 1e-9);
+  g.op(fwd).host_path = HostPath::kAutogradForward;
+  g.op(fwd).kernels = 3;  // an autocast Linear: two casts and the GEMM
+  const int bwd = fixed(g, "bwd", Category::kGemm, 1e-9);
+  g.op(bwd).host_path = HostPath::kAutogradBackward;
+  g.op(bwd).kernels = 2;
+  const int plain = fixed(g, "plain", Category::kElementwise, 1e-9);
+  g.op(plain).host_views = 3;
+  g.op(plain).host_splits = 2;
+  sync(g);
+  const Execution ex = execute(g, gpu);
+  // zero_grad: 10 x host_optimizer_tensor; forward: 3 kernels x host_autograd_forward; backward:
+  // 2 x host_autograd_kernel; the plain elementwise op: (host_launch_eager + 3 views + 2 splits) x
+  // host_python_scale.
+  const double expect = 10 * gpu.param("host_optimizer_tensor") +
+                        3 * gpu.param("host_autograd_forward") +
+                        2 * gpu.param("host_autograd_kernel") +
+                        (gpu.param("host_launch_eager") + 3 * gpu.param("host_eager_view") +
+                         2 * gpu.param("host_eager_split")) *
+                            gpu.param("host_python_scale");
+  CHECK(ex.host_busy_s == Approx(expect).epsilon(1e-6));
+}
+
+TEST_CASE("a kernel replayed from a CUDA graph is charged graph_kernel_saving less", "[unit]") {
+  // ridge-bench's launch suite: back-to-back empty kernels cost ~0.86 us more each on a stream
+  // than in a graph replay; a captured kernel's time is its stream time less that.
+  const hw::GpuSpec& gpu = h200();
+  auto one = [&](bool captured) {
+    Graph g;
+    OpNode n;
+    n.name = "add";
+    n.category = Category::kElementwise;
+    n.op = models::OpSpec::parse("elementwise", {"op=add", "n=1048576"});
+    g.add(n);
+    if (captured) g.captured_begin = 0, g.captured_end = 1;
+    sync(g);
+    return execute(g, gpu).ops[0].duration_s;
+  };
+  const double eager = one(false), replay = one(true);
+  REQUIRE(eager > 2 * gpu.param("graph_kernel_saving"));
+  CHECK(eager - replay == Approx(gpu.param("graph_kernel_saving")).epsilon(1e-6));
+}
+
 TEST_CASE("the Perfetto trace is well formed", "[unit]") {
   Study s;
   s.model_path = "llama3.2-1b";
@@ -275,51 +331,117 @@ TEST_CASE("a typo in a study file is reported at its position with a suggestion"
 }
 
 namespace {
-// End-to-end rows against the calibrated H200 (configs/hw/h200-sxm-141gb.calibrated.yaml, fitted by
-// `ridge calibrate` on the kernel records' training split and the host-bound eager steps).
-std::vector<ridge::workloads::E2eRow> e2e_rows() {
-  const std::string path = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/e2e/e2e.json";
+// The e2e measurement runs (validate/e2e on the lent H200, one directory per lease): the previous
+// session's, then runs 2, 3 and 4 of 2026-11-29 (validate/data/h200/e2e_run*/run.log).
+const char* const kE2eRuns[] = {"e2e", "e2e_run2", "e2e_run3", "e2e_run4"};
+
+// End-to-end rows of one run against the calibrated H200
+// (configs/hw/h200-sxm-141gb.calibrated.yaml, fitted by `ridge calibrate` on the kernel records'
+// training split and, for host_python_scale, the host-bound eager steps of the runs' training
+// split).
+std::vector<ridge::workloads::E2eRow> e2e_rows(const std::string& run) {
+  const std::string path =
+      std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/" + run + "/e2e.json";
   std::ifstream in(path);
   REQUIRE(in);
   const hw::GpuSpec g =
       hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
   return compare_e2e(nlohmann::json::parse(in), g);
 }
+
+bool cuda_graph_case(const std::string& id) {
+  return id.size() > 6 && id.compare(id.size() - 6, 6, "/graph") == 0;
+}
 }  // namespace
 
-// The issue's budget: 10% on the GPT training step, Llama decode (eager and CUDA graph) and the
-// diffusion pipeline. NOT MET YET (docs/e2e-validation.md: 18.5% mean, training steps -19..-23%,
-// graph decode +11..+27%, eager decode +14..+40%), so this case is marked to fail: Catch reports it
-// passed only while some case is outside 10%. When every case is within budget it fails, and the
-// [!shouldfail] tag must come off.
-TEST_CASE("end-to-end predictions hold within 10% of the H200 measurements",
-          "[validation][!shouldfail]") {
-  const auto rows = e2e_rows();
-  REQUIRE_FALSE(rows.empty());
-  for (const auto& r : rows) {
-    if (r.op == "e2e_prefill" || r.op == "e2e_stage") continue;  // reported, not held to the budget
-    INFO(r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured " << r.measured_s * 1e3
-              << " ms");
-    CHECK(std::fabs(r.error) <= 0.10);
+// The issue's budget: 10% on every case of every run. NOT MET (docs/e2e-validation.md): the GPT-2
+// training steps are 8-22% short (kernel time: cuDNN attention backward, fp32 LayerNorm and its
+// backward predicted too fast, short-k GEMMs too slow), the VAE stage 22-27% short (GroupNorm's
+// 32-block moments kernel), and host-bound eager steps differ from run to run by up to 70% (the
+// same case on different leases), more than the budget itself. Marked to fail: Catch reports it
+// passed only while some case is outside 10%; when every case is within, the tag must come off.
+TEST_CASE("end-to-end predictions hold within 10% of every H200 run", "[validation][!shouldfail]") {
+  for (const char* run : kE2eRuns) {
+    const auto rows = e2e_rows(run);
+    REQUIRE_FALSE(rows.empty());
+    for (const auto& r : rows) {
+      INFO(run << " " << r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured "
+               << r.measured_s * 1e3 << " ms");
+      CHECK(std::fabs(r.error) <= 0.10);
+    }
   }
 }
 
-// What holds today, as a regression guard until the 10% budget is met: the kernel counts of the
-// builders match the profiles within 15% (an op list that lost or doubled a layer's kernels would
-// not), every step within 45% and the mean within 22% (measured: 40.4% worst, 18.5% mean).
-TEST_CASE("end-to-end predictions: today's accuracy does not regress", "[validation]") {
-  const auto rows = e2e_rows();
-  REQUIRE(rows.size() >= 12);
-  double sum = 0;
-  for (const auto& r : rows) {
-    INFO(r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured " << r.measured_s * 1e3
-              << " ms");
-    CHECK(std::fabs(r.error) <= 0.45);
-    if (r.measured_kernels > 0) {
-      CHECK(std::fabs(static_cast<double>(r.predicted_kernels - r.measured_kernels)) <=
-            0.15 * r.measured_kernels);
+// What does meet the budget: decode steps replayed from a CUDA graph (no host in the loop: the
+// kernel model and graph_kernel_saving) and the GPU-bound 8B prefill, on every run. Measured: worst
+// -9.9% (8B, batch 16), the runs agree within 0.5% on these cases.
+TEST_CASE("CUDA-graph decode and GPU-bound prefill hold within 10% of every run", "[validation]") {
+  int n = 0;
+  for (const char* run : kE2eRuns) {
+    for (const auto& r : e2e_rows(run)) {
+      if (!cuda_graph_case(r.id) && r.id != "e2e/prefill/llama3-8b/b1_s1024") continue;
+      INFO(run << " " << r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured "
+               << r.measured_s * 1e3 << " ms");
+      CHECK(std::fabs(r.error) <= 0.10);
+      ++n;
     }
-    sum += std::fabs(r.error);
   }
-  CHECK(sum / static_cast<double>(rows.size()) <= 0.22);
+  CHECK(n == 20);
+}
+
+// Host-bound eager steps: the prediction lies within the range the runs measured, widened by 10%
+// on each side. The range is the measurements' own reproducibility across leases of the machine
+// (e.g. Llama-3.2 1B prefill 7.8-11.5 ms, Llama-3 8B batch-16 decode 16.1-27.5 ms). Measured today:
+// all inside except Llama-3.2 1B decode (predicted 9.93 ms against 7.75-8.81 ms measured: 13% above
+// the top of its range), which is listed here as the known exception.
+TEST_CASE("host-bound eager predictions lie within the spread of repeat runs", "[validation]") {
+  std::map<std::string, std::pair<double, double>> range;
+  std::map<std::string, E2eRow> pred;
+  for (const char* run : kE2eRuns) {
+    for (const auto& r : e2e_rows(run)) {
+      if (r.bound != "host") continue;
+      auto [it, fresh] = range.try_emplace(r.id, r.measured_s, r.measured_s);
+      it->second.first = std::min(it->second.first, r.measured_s);
+      it->second.second = std::max(it->second.second, r.measured_s);
+      pred[r.id] = r;
+    }
+  }
+  REQUIRE(range.size() >= 8);
+  int outside = 0;
+  for (const auto& [id, mm] : range) {
+    const double p = pred[id].predicted_s;
+    INFO(id << ": predicted " << p * 1e3 << " ms, runs " << mm.first * 1e3 << "-" << mm.second * 1e3
+            << " ms");
+    const bool inside = p >= 0.9 * mm.first && p <= 1.1 * mm.second;
+    if (id.rfind("e2e/decode/llama3.2-1b/", 0) == 0) {
+      if (!inside) ++outside;
+      continue;
+    }
+    CHECK(inside);
+  }
+  CHECK(outside <= 2);
+}
+
+// Regression guard for everything else: kernel counts of the builders within 15% of the profiles
+// (an op list that lost or doubled a layer's kernels would not be), every case of every run within
+// 45%, and the mean absolute error over all cases of all runs within 14% (measured: 12.7%).
+TEST_CASE("end-to-end predictions: today's accuracy does not regress", "[validation]") {
+  double sum = 0;
+  int n = 0;
+  for (const char* run : kE2eRuns) {
+    const auto rows = e2e_rows(run);
+    REQUIRE(rows.size() >= 16);
+    for (const auto& r : rows) {
+      INFO(run << " " << r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured "
+               << r.measured_s * 1e3 << " ms");
+      CHECK(std::fabs(r.error) <= 0.45);
+      if (r.measured_kernels > 0) {
+        CHECK(std::fabs(static_cast<double>(r.predicted_kernels - r.measured_kernels)) <=
+              0.15 * r.measured_kernels);
+      }
+      sum += std::fabs(r.error);
+      ++n;
+    }
+  }
+  CHECK(sum / n <= 0.14);
 }

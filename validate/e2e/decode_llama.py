@@ -11,8 +11,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, log, parse_common_args,  # noqa: E402
-                        profile_fn, stats_us, time_back_to_back, time_calls, torch_env)
+from e2e_common import (Budget, RecordFile, device_info, issue_stats, log,  # noqa: E402
+                        parse_common_args, profile_fn, stats_us, time_back_to_back, time_calls,
+                        torch_env)
 
 MODELS = [
     dict(model="llama3-8b", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
@@ -28,6 +29,9 @@ PREFILL_WARMUP, PREFILL_REPS = 2, 10
 DECODE_WARMUP, DECODE_REPS = 5, 30
 B2B_STEPS = 30
 SEED = 1234
+# With RIDGE_E2E_TIMELINE_DIR set: captured graphs kept alive (with their static tensors) until the
+# profile pass, which profiles one replay of each: (model name, case id, replay, keep-alive).
+GRAPH_REPLAYS = []
 
 
 def gqa_supported(torch, F):
@@ -211,6 +215,7 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
 
                 log("%s: timing" % case)
                 ev, wall = time_calls(prefill, PREFILL_WARMUP, PREFILL_REPS, budget=budget)
+                issue = issue_stats(PREFILL_WARMUP)
                 timing = stats_us(ev, "per_call", PREFILL_WARMUP)
                 wstats = stats_us(wall, "per_call_wall", PREFILL_WARMUP)
                 params = base_params(cfg, use_gqa)
@@ -219,7 +224,8 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                                "lm_head": "last token only", "params_count": n_params})
                 rec = {"id": case, "suite": "e2e", "op": "e2e_prefill", "params": params,
                        "timing": timing, "wall_us": wstats.get("median_us"),
-                       "wall_timing": wstats, "weight_bytes": weight_bytes,
+                       "wall_timing": wstats, "host_issue_timing": issue,
+                       "weight_bytes": weight_bytes,
                        "flops": 2 * n_params * PREFILL_LEN}
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wstats.get("median_us", 0) / 1e3))
@@ -275,8 +281,12 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                         torch.cuda.synchronize()
                         extra["capture_s"] = round(time.perf_counter() - tc, 4)
                         fn = graph.replay
+                        if os.environ.get("RIDGE_E2E_TIMELINE_DIR"):
+                            GRAPH_REPLAYS.append((name, case, graph.replay,
+                                                  (graph, caches, tok, pos)))
                     log("%s: timing" % case)
                     ev, wall = time_calls(fn, DECODE_WARMUP, DECODE_REPS, budget=budget)
+                    issue = issue_stats(DECODE_WARMUP)
                     b2b = time_back_to_back(fn, B2B_STEPS)
                     timing = stats_us(ev, "per_call", DECODE_WARMUP)
                     wstats = stats_us(wall, "per_call_wall", DECODE_WARMUP)
@@ -292,7 +302,8 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                                 * cfg["head_dim"] * 2)
                     rec = {"id": case, "suite": "e2e", "op": "e2e_decode", "params": params,
                            "timing": timing, "wall_us": wstats.get("median_us"),
-                           "wall_timing": wstats, "back_to_back": b2b,
+                           "wall_timing": wstats, "host_issue_timing": issue,
+                           "back_to_back": b2b,
                            "weight_bytes": weight_bytes, "kv_read_bytes": kv_bytes,
                            "flops": 2 * n_params * batch}
                     rec.update(extra)
@@ -346,7 +357,7 @@ def profile_model(torch, out, budget, cfg, model, recs, args):
                         return logits
                 for _ in range(2):
                     fn()
-                p = profile_fn(fn, top=args.top)
+                p = profile_fn(fn, top=args.top, name=case)
                 p["gpu_busy_fraction_of_profiled_wall"] = (
                     round(p["gpu_busy_us"] / p["wall_us_profiled"], 4)
                     if p.get("wall_us_profiled") else None)
@@ -360,6 +371,18 @@ def profile_model(torch, out, budget, cfg, model, recs, args):
             del caches
             gc.collect()
             torch.cuda.empty_cache()
+    for mname, case, replay, _keep in GRAPH_REPLAYS:
+        if mname != name or not budget.ok(4):
+            continue
+        try:
+            log("%s: profile graph replay" % case)
+            for r in out.doc["records"]:
+                if r.get("id") == case:
+                    r["profile"] = profile_fn(replay, top=args.top, name=case)
+            out.write()
+        except Exception as e:  # noqa: BLE001
+            out.error(case + "#profile", e)
+    GRAPH_REPLAYS[:] = [g for g in GRAPH_REPLAYS if g[0] != name]
     log("model %s: profiles done" % name)
 
 

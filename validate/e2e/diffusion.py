@@ -13,8 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, log, parse_common_args,  # noqa: E402
-                        profile_fn, stats_us, time_calls, torch_env)
+from e2e_common import (Budget, RecordFile, device_info, issue_stats, log,  # noqa: E402
+                        parse_common_args, profile_fn, stats_us, time_calls, torch_env)
 
 TEXT = dict(layers=12, d_model=768, heads=12, seq=77, mlp=3072, vocab=49408, norm="layernorm",
             norm_eps=1e-5, act="gelu_tanh", attention="sdpa non-causal", batch=2,
@@ -287,18 +287,21 @@ def main():
                 log("%s: timing" % case)
                 reps = STAGE_REPS * 2 if name == "d2h_copy" else STAGE_REPS
                 ev, wall = time_calls(fn, STAGE_WARMUP, reps, budget=budget)
+                issue = issue_stats(STAGE_WARMUP)
                 timing = stats_us(ev, "per_call", STAGE_WARMUP)
                 wst = stats_us(wall, "per_call_wall", STAGE_WARMUP)
                 params = {"stage": name, "dtype": "bf16"}
                 params.update(extra)
                 rec = {"id": case, "suite": "e2e", "op": "e2e_stage", "params": params,
-                       "timing": timing, "wall_us": wst.get("median_us"), "wall_timing": wst}
+                       "timing": timing, "wall_us": wst.get("median_us"), "wall_timing": wst,
+                       "host_issue_timing": issue}
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wst.get("median_us", 0) / 1e3))
                 out.add(rec)
-                if name in ("denoiser", "vae_decode") and not args.no_profile and budget.ok(6):
+                profiled = ("denoiser", "vae_decode", "text_encoder")
+                if name in profiled and not args.no_profile and budget.ok(6):
                     try:
-                        rec["profile"] = profile_fn(fn, top=args.top)
+                        rec["profile"] = profile_fn(fn, top=args.top, name=case)
                         out.write()
                         log("%s: profile %d kernels, busy %.3f ms"
                             % (case, rec["profile"]["kernel_launches"],
@@ -317,6 +320,7 @@ def main():
             try:
                 log("%s: timing" % case)
                 ev, wall = time_calls(lambda: pipeline(K), E2E_WARMUP, E2E_REPS, budget=budget)
+                issue = issue_stats(E2E_WARMUP)
                 timing = stats_us(ev, "per_call", E2E_WARMUP)
                 wst = stats_us(wall, "per_call_wall", E2E_WARMUP)
                 params = common_params()
@@ -324,10 +328,17 @@ def main():
                                "xin = cat([x, x]), t = linspace(1000,0,K+1)[i]",
                                "sync": "one torch.cuda.synchronize after the d2h copy"})
                 rec = {"id": case, "suite": "e2e", "op": "e2e_diffusion", "params": params,
-                       "timing": timing, "wall_us": wst.get("median_us"), "wall_timing": wst}
+                       "timing": timing, "wall_us": wst.get("median_us"), "wall_timing": wst,
+                       "host_issue_timing": issue}
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wst.get("median_us", 0) / 1e3))
                 out.add(rec)
+                if K == 1 and not args.no_profile and budget.ok(8):
+                    try:
+                        rec["profile"] = profile_fn(lambda: pipeline(1), top=args.top, name=case)
+                        out.write()
+                    except Exception as e:  # noqa: BLE001
+                        out.error(case + "#profile", e)
             except Exception as e:  # noqa: BLE001
                 out.error(case, e)
     out.finish()

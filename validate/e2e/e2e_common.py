@@ -185,14 +185,139 @@ def summarize_trace_events(events, top=40, name_max=400):
     }
 
 
-def profile_fn(fn, top=40):
+def _trace_events(prof):
+    """The profiler's Kineto events as a list of chrome-trace dicts."""
+    fd, path = tempfile.mkstemp(prefix="ridge_e2e_trace_", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, "r") as f:
+            trace = json.load(f)
+    finally:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    return trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+
+
+def timeline_of(events):
+    """Compact per-kernel timeline of one profiled call (schema ridge.e2e_timeline/1).
+
+    kernels: one row per GPU kernel/memcpy/memset in GPU start order,
+      [name_id, gpu_ts_us, gpu_dur_us, launch_ts_us, launch_dur_us, op_id, grid, block]
+      where launch_* is the correlated runtime/driver API call (-1 when absent) and op_id
+      indexes `ops` (the top-level CPU op on the launching thread enclosing the launch, -1 if none).
+    ops: every top-level CPU op (not nested in another CPU op of its thread), start order,
+      [name_id, ts_us, dur_us, thread_index, kernel_count].
+    Times are relative to the first top-level op or kernel, in microseconds.
+    """
+    names, name_ix = [], {}
+
+    def nid(n):
+        n = str(n)[:300]
+        if n not in name_ix:
+            name_ix[n] = len(names)
+            names.append(n)
+        return name_ix[n]
+
+    gpu, api, cpu = [], {}, []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat = str(e.get("cat", "")).lower()
+        a = e.get("args", {}) or {}
+        try:
+            ts, dur = float(e.get("ts", 0.0)), float(e.get("dur", 0.0))
+        except (TypeError, ValueError):
+            continue
+        if cat in _GPU_CATS:
+            gpu.append((ts, dur, e.get("name", ""), a.get("correlation"), a.get("grid"),
+                        a.get("block")))
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            c = a.get("correlation")
+            if c is not None:
+                api[c] = (ts, dur, e.get("tid"))
+        elif cat == "cpu_op":
+            cpu.append((ts, dur, e.get("name", ""), e.get("tid")))
+    # top-level CPU ops per thread
+    cpu.sort(key=lambda x: (str(x[3]), x[0], -x[1]))
+    top = []
+    last_end = {}
+    for ts, dur, n, tid in cpu:
+        if ts >= last_end.get(tid, -1e300):
+            top.append([ts, dur, n, tid, 0])
+            last_end[tid] = ts + dur
+    top.sort(key=lambda x: x[0])
+    tids = sorted({str(t[3]) for t in top})
+    tix = {t: i for i, t in enumerate(tids)}
+    by_tid = {}
+    for i, t in enumerate(top):
+        by_tid.setdefault(str(t[3]), []).append(i)
+    import bisect
+    starts = {k: [top[i][0] for i in v] for k, v in by_tid.items()}
+    gpu.sort(key=lambda x: x[0])
+    t0 = min([g[0] for g in gpu] + [t[0] for t in top]) if (gpu or top) else 0.0
+    rows = []
+    for ts, dur, n, corr, grid, block in gpu:
+        lts, ldur, op = -1.0, -1.0, -1
+        if corr in api:
+            lts, ldur, ltid = api[corr]
+            k = str(ltid)
+            if k in starts:
+                j = bisect.bisect_right(starts[k], lts) - 1
+                if j >= 0:
+                    i = by_tid[k][j]
+                    if top[i][0] + top[i][1] >= lts:
+                        op = i
+                        top[i][4] += 1
+            lts = round(lts - t0, 3)
+        rows.append([nid(n), round(ts - t0, 3), round(dur, 3), lts, round(ldur, 3), op,
+                     grid, block])
+    ops = [[nid(t[2]), round(t[0] - t0, 3), round(t[1], 3), tix[str(t[3])], t[4]] for t in top]
+    return {"schema": "ridge.e2e_timeline/1", "names": names, "threads": tids,
+            "kernel_columns": ["name", "gpu_ts_us", "gpu_dur_us", "launch_ts_us",
+                               "launch_dur_us", "op", "grid", "block"],
+            "op_columns": ["name", "ts_us", "dur_us", "thread", "kernels"],
+            "kernels": rows, "ops": ops}
+
+
+def _write_timeline(name, doc):
+    import gzip
+
+    d = os.environ.get("RIDGE_E2E_TIMELINE_DIR")
+    if not d or not name:
+        return
+    os.makedirs(d, exist_ok=True)
+    fn = os.path.join(d, name.replace("/", "_").strip("_") + ".json.gz")
+    with gzip.open(fn, "wt") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    log("timeline written: %s (%d kernels)" % (fn, len(doc.get("light", doc)["kernels"])))
+
+
+def profile_fn(fn, top=40, name=None):
     """Run fn() once under torch.profiler (CPU+CUDA activities) and summarise its kernels.
 
     Also returns wall_us of the profiled call (synchronised, inflated by the profiler).
+    With RIDGE_E2E_TIMELINE_DIR set and a case `name`, also writes that call's compact timeline
+    (timeline_of) and, from a second call profiled with CUDA activity only (runtime API and
+    kernels, no CPU op tracing: less host inflation), a `light` timeline, to
+    DIR/<name>.json.gz.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    light = None
+    if os.environ.get("RIDGE_E2E_TIMELINE_DIR") and name:
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as lprof:
+            torch.cuda.synchronize()
+            l0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            l1 = time.perf_counter()
+        light = timeline_of(_trace_events(lprof))
+        light["wall_us_profiled"] = round((l1 - l0) * 1e6, 3)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         torch.cuda.synchronize()
@@ -200,6 +325,16 @@ def profile_fn(fn, top=40):
         fn()
         torch.cuda.synchronize()
         t1 = time.perf_counter()
+    if light is not None:
+        events = _trace_events(prof)
+        full = timeline_of(events)
+        full["wall_us_profiled"] = round((t1 - t0) * 1e6, 3)
+        _write_timeline(name, {"schema": "ridge.e2e_timeline/1", "case": name, "full": full,
+                               "light": light})
+        summ = summarize_trace_events(events, top=top)
+        summ["wall_us_profiled"] = round((t1 - t0) * 1e6, 3)
+        summ["activities"] = ["CPU", "CUDA"]
+        return summ
     fd, path = tempfile.mkstemp(prefix="ridge_e2e_trace_", suffix=".json")
     os.close(fd)
     try:
@@ -223,14 +358,17 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
     """Time fn() per call: CUDA events around each call plus synchronised perf_counter wall.
 
     Returns (event_us list, wall_us list). Stops early (keeping what it has) when the
-    budget runs low.
+    budget runs low. Also leaves in time_calls.last_issue_us the host issue time of each call
+    (perf_counter from before the call to its return, before any synchronisation): a host-bound
+    call's issue time is close to its event time, a GPU-bound call's is shorter.
     """
     import torch
 
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    ev_us, wall_us = [], []
+    ev_us, wall_us, issue_us = [], [], []
+    time_calls.last_issue_us = issue_us
     for _ in range(reps):
         if budget is not None and not budget.ok(min_left_s) and len(ev_us) >= 3:
             log("  budget low: stopping after %d reps" % len(ev_us))
@@ -241,12 +379,22 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
         t0 = time.perf_counter()
         e0.record()
         fn()
+        ti = time.perf_counter()
         e1.record()
         torch.cuda.synchronize()
         t1 = time.perf_counter()
         ev_us.append(e0.elapsed_time(e1) * 1e3)
         wall_us.append((t1 - t0) * 1e6)
+        issue_us.append((ti - t0) * 1e6)
     return ev_us, wall_us
+
+
+time_calls.last_issue_us = []
+
+
+def issue_stats(warmup):
+    """Timing block of the host issue times of the last time_calls()."""
+    return stats_us(time_calls.last_issue_us, "host_issue", warmup)
 
 
 def time_back_to_back(fn, n):

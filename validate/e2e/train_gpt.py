@@ -11,8 +11,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, log, parse_common_args,  # noqa: E402
-                        profile_fn, stats_us, time_calls, torch_env)
+from e2e_common import (Budget, RecordFile, device_info, issue_stats, log,  # noqa: E402
+                        parse_common_args, profile_fn, stats_us, time_calls, torch_env)
 
 CONFIGS = [
     # name, layers, d_model, heads, vocab, seq, micro_batch
@@ -77,6 +77,47 @@ def build_model(torch, nn, F, layers, d, heads, vocab, seq):
     return GPT()
 
 
+def phase_times(torch, model, opt, idx, tgt, reps=5):
+    """Per-phase GPU (CUDA events) and host (perf_counter, no synchronisation inside the step)
+    times of a training step: zero_grad, forward+loss, backward, optimizer. Medians over reps.
+
+    gpu_us[p]: event time from the end of the previous phase's work to the end of this phase's
+    on the GPU (includes any time the GPU waited for the host); host_us[p]: host time issuing it.
+    """
+    import time as _t
+
+    names = ["zero_grad", "forward", "backward", "optimizer"]
+    gpu = {n: [] for n in names}
+    host = {n: [] for n in names}
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(5)]
+        hs = [_t.perf_counter()]
+        ev[0].record()
+        opt.zero_grad(set_to_none=True)
+        ev[1].record()
+        hs.append(_t.perf_counter())
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(idx, tgt)
+        ev[2].record()
+        hs.append(_t.perf_counter())
+        loss.backward()
+        ev[3].record()
+        hs.append(_t.perf_counter())
+        opt.step()
+        ev[4].record()
+        hs.append(_t.perf_counter())
+        torch.cuda.synchronize()
+        for i, n in enumerate(names):
+            gpu[n].append(ev[i].elapsed_time(ev[i + 1]) * 1e3)
+            host[n].append((hs[i + 1] - hs[i]) * 1e6)
+    from e2e_common import percentile
+    return {"reps": reps,
+            "gpu_us": {n: round(percentile(gpu[n], 50), 3) for n in names},
+            "host_us": {n: round(percentile(host[n], 50), 3) for n in names},
+            "method": "events at phase boundaries, host perf_counter without sync inside the step"}
+
+
 def run_config(torch, nn, F, out, budget, cfg, args):
     name, L, d, H, V, T, B = cfg
     case = "e2e/train/%s/b%d_s%d" % (name, B, T)
@@ -101,6 +142,7 @@ def run_config(torch, nn, F, out, budget, cfg, args):
     torch.cuda.reset_peak_memory_stats()
     log("case %s: %d params, warmup %d + %d timed steps" % (case, n_params, WARMUP, REPS))
     ev_us, wall_us = time_calls(step, WARMUP, REPS, budget=budget)
+    issue = issue_stats(WARMUP)
     peak = torch.cuda.max_memory_allocated()
     loss_val = float(step().item())
     torch.cuda.synchronize()
@@ -126,6 +168,8 @@ def run_config(torch, nn, F, out, budget, cfg, args):
         "timing": timing,
         "wall_us": wall.get("median_us"),
         "wall_timing": wall,
+        "host_issue_timing": issue,
+        "phases": phase_times(torch, model, opt, idx, tgt),
         "peak_memory_bytes": int(peak),
         "flops": int(flops),
         "flops_formula": "6*(N-pos_emb)*B*T + 12*L*d*T*B*T (nanoGPT estimate_mfu, causal not halved)",
@@ -136,7 +180,7 @@ def run_config(torch, nn, F, out, budget, cfg, args):
         if budget.ok(8):
             try:
                 log("case %s: profile one step" % case)
-                rec["profile"] = profile_fn(step, top=args.top)
+                rec["profile"] = profile_fn(step, top=args.top, name=case)
                 out.write()
                 log("case %s: profile %d kernels, busy %.2f ms"
                     % (case, rec["profile"]["kernel_launches"], rec["profile"]["gpu_busy_us"] / 1e3))
