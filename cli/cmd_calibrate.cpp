@@ -58,6 +58,7 @@ void register_calibrate(CLI::App& app, Action& action) {
     std::string mode = "fast";
     std::vector<std::string> exclude;
     std::vector<std::string> e2e;
+    std::string attention;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
@@ -68,6 +69,10 @@ void register_calibrate(CLI::App& app, Action& action) {
          "--e2e", a->e2e,
          "end-to-end records (validate/e2e; repeatable, one file per run): host-bound eager steps "
          "give host_python_scale")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--attention", a->attention,
+                  "PyTorch SDPA timings (validate/e2e/attention_sdpa.py): fit the flash-attention "
+                  "efficiencies")
       ->check(CLI::ExistingFile);
   cmd->add_option("--exclude", a->exclude,
                   "leave out records whose id starts with this (repeatable)");
@@ -85,6 +90,47 @@ void register_calibrate(CLI::App& app, Action& action) {
       auto res = models::calibrate(gpu, records, parse_mode(a->mode));
       if (res.train_records == 0)
         throw std::invalid_argument("calibrate: no predictable records in the training split");
+      if (!a->attention.empty()) {
+        // Flash-attention efficiencies, after the main fit and without touching it: each factor
+        // is scaled by the median predicted/measured ratio of its pass's training-split cases
+        // (forward alone for the forward factor, forward+backward for the backward one) until it
+        // settles. Only cases long enough to be GPU-bound count: per call >= 100 us forward,
+        // >= 500 us forward+backward (SDPA's host dispatch is ~30 us a call, the autograd
+        // backward's ~300 us: below that the timing is the host's).
+        models::RecordFile rf = models::read_records(a->attention);
+        files.emplace_back(a->attention, rf.sha256);
+        hw::GpuSpec g = models::apply_calibration(gpu, res);
+        for (const std::string pass : {"fwd", "fwd_bwd"}) {
+          const std::string name =
+              std::string("attention_") + (pass == "fwd" ? "fwd" : "bwd") + "_efficiency";
+          const double floor_s = pass == "fwd" ? 100e-6 : 500e-6;
+          std::vector<models::Record> use;
+          for (const auto& r : rf.records)
+            if (r.op == "attention" && r.spec && r.spec->s("pass") == pass &&
+                !models::is_held_out(r.id) && r.median_s >= floor_s)
+              use.push_back(r);
+          if (use.empty()) continue;
+          models::FittedParam fp;
+          fp.name = name;
+          fp.before = g.param(name);
+          std::vector<double> ratio;
+          for (int it = 0; it < 8; ++it) {
+            ratio.clear();
+            for (const auto& row : models::compare(g, use, parse_mode(a->mode), false).rows)
+              ratio.push_back(row.predicted_s / row.measured_s);
+            g.model[name] = std::clamp(g.param(name) * models::percentile(ratio, 50), 0.2, 1.5);
+          }
+          fp.value = g.param(name);
+          fp.method = "direct measurement";
+          fp.records = static_cast<int>(use.size());
+          double ss = 0;
+          for (double x : ratio) ss += std::log(x) * std::log(x);
+          fp.residual = std::sqrt(ss / static_cast<double>(ratio.size()));
+          fp.sources = a->attention + " (" + pass + " cases of " + (pass == "fwd" ? "100" : "500") +
+                       " us or more)";
+          res.params.push_back(fp);
+        }
+      }
       if (!a->e2e.empty()) {
         // Host-bound eager steps of the training split: the ratio of the measured step to the host
         // time Ridge predicts for it at host_python_scale 1 (the per-op costs measured in tight
@@ -131,6 +177,7 @@ void register_calibrate(CLI::App& app, Action& action) {
       std::string command = "ridge calibrate";
       for (const auto& f : a->files) command += " " + f;
       for (const auto& e : a->exclude) command += " --exclude " + e;
+      if (!a->attention.empty()) command += " --attention " + a->attention;
       for (const auto& e : a->e2e) command += " --e2e " + e;
       command += " --gpu " + a->gpu + " --out " + a->out;
       const std::string yaml =

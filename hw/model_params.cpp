@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 41> kParams = {{
+constexpr std::array<ModelParamDecl, 43> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -116,6 +116,14 @@ constexpr std::array<ModelParamDecl, 41> kParams = {{
      "large-GEMM fraction of fp16 tensor peak"},
     {"tensor_efficiency_bf16", Dimension::kFraction, 0.80, 0.05, 1.0,
      "large-GEMM fraction of bf16 tensor peak"},
+    // Flash-attention kernels reach a smaller fraction of the tensor peak than a large GEMM (the
+    // softmax between the two matmuls, causal tiles, head_dim 64-128 K-loops): the forward and
+    // backward kernels' tensor efficiency is the GEMM's times these factors, fitted by
+    // `ridge calibrate --attention` on PyTorch SDPA timings (validate/e2e/attention_sdpa.py).
+    {"attention_fwd_efficiency", Dimension::kCount, 1.0, 0.2, 1.5,
+     "flash-attention forward tensor efficiency relative to a large GEMM's"},
+    {"attention_bwd_efficiency", Dimension::kCount, 1.0, 0.2, 1.5,
+     "flash-attention backward tensor efficiency relative to a large GEMM's"},
     {"tensor_efficiency_tf32", Dimension::kFraction, 0.75, 0.05, 1.0,
      "large-GEMM fraction of tf32 tensor peak"},
     {"tensor_efficiency_fp8", Dimension::kFraction, 0.70, 0.05, 1.0,

@@ -93,7 +93,7 @@ struct ParamSlot {
   std::string_view name;
   double KernelParams::*field;
 };
-using ParamSlots = std::array<ParamSlot, 26>;
+using ParamSlots = std::array<ParamSlot, 28>;
 
 const ParamSlots& param_slots() {
   static const ParamSlots slots = [] {
@@ -122,7 +122,9 @@ const ParamSlots& param_slots() {
                      {"pcie_efficiency_pageable", &KernelParams::pcie_efficiency_pageable},
                      {"pcie_efficiency_pageable_d2h", &KernelParams::pcie_efficiency_pageable_d2h},
                      {"copy_latency", &KernelParams::copy_latency},
-                     {"block_dispatch", &KernelParams::block_dispatch}}};
+                     {"block_dispatch", &KernelParams::block_dispatch},
+                     {"attention_fwd_efficiency", &KernelParams::attention_fwd_efficiency},
+                     {"attention_bwd_efficiency", &KernelParams::attention_bwd_efficiency}}};
     // std::map<std::string, ...> orders its keys as string_view's operator< does.
     std::sort(t.begin(), t.end(),
               [](const ParamSlot& a, const ParamSlot& b) { return a.name < b.name; });

@@ -85,6 +85,7 @@ struct KernelParams {
   double pcie_efficiency_pinned, pcie_efficiency_pageable, pcie_efficiency_pageable_d2h,
       copy_latency;
   double block_dispatch;
+  double attention_fwd_efficiency, attention_bwd_efficiency;
 };
 KernelParams kernel_params(const hw::GpuSpec& gpu);
 

@@ -355,6 +355,10 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
   const int tkv = dh <= 64 ? 128 : (dh <= 128 ? 128 : 64);
   const double q_tiles = std::ceil(sq / tq);
   const double heads_per_kv = h / kvh;
+  // The GEMM's large-tile tensor efficiency at this precision, times the attention factor.
+  const double gemm_eff = prec == hw::Precision::kFp8    ? kp.tensor_fp8
+                          : prec == hw::Precision::kFp16 ? kp.tensor_fp16
+                                                         : kp.tensor_bf16;
   auto fwd = [&] {
     KernelDesc d;
     d.block = tq == 128 ? 384 : 256;
@@ -364,6 +368,7 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     const double keys = std::max(1.0, std::ceil(skv * frac / tkv) * tkv);
     d.flops_tensor = 4.0 * tq * keys * dh;
     d.tensor_precision = prec;
+    d.tensor_efficiency = gemm_eff * kp.attention_fwd_efficiency;
     d.flops_fp32 = 4.0 * tq * keys;  // scale, running max, subtract, sum
     d.sfu_ops = tq * keys;           // exp
     d.bytes_read = tq * dh * e + 2.0 * keys * dh * e;
@@ -396,6 +401,7 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     const double queries = std::max(1.0, std::ceil(sq * frac / 64) * 64);
     d.flops_tensor = 2.5 * 4.0 * tk * queries * dh;
     d.tensor_precision = prec;
+    d.tensor_efficiency = gemm_eff * kp.attention_bwd_efficiency;
     d.flops_fp32 = 6.0 * tk * queries;
     d.sfu_ops = tk * queries;
     d.bytes_read = 2.0 * tk * dh * e + queries * (3.0 * dh * e + 8.0);  // K, V; Q, dO, O, lse, D
@@ -413,7 +419,6 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
   p.detail["tile_q"] = tq;
   p.detail["tile_kv"] = tkv;
   p.detail["causal_fraction"] = frac;
-  (void)kp;
   return p;
 }
 

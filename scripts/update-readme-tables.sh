@@ -21,6 +21,14 @@ tmp=$(mktemp)
   $ridge compare $records --exclude attention/ --gpu $gpu --held-out --mode detailed --markdown
   echo
   echo "Made by \`scripts/update-readme-tables.sh\`: \`ridge compare $records --exclude attention/ --gpu $gpu --held-out --markdown [--mode detailed]\`."
+  echo
+  echo "Attention, against PyTorch's scaled_dot_product_attention (cuDNN flash kernels; GPU-bound cases, validate/e2e/attention_sdpa.py), all cases and the held-out ones:"
+  echo
+  $ridge compare $D/attention_sdpa/gpu_bound.json --gpu $gpu --markdown
+  echo
+  $ridge compare $D/attention_sdpa/gpu_bound.json --gpu $gpu --held-out --markdown
+  echo
+  echo "Made by \`scripts/update-readme-tables.sh\`: \`ridge compare $D/attention_sdpa/gpu_bound.json --gpu $gpu [--held-out] --markdown\`."
 } > "$tmp.acc"
 # The e2e runs, one per lease of the lent H200 (validate/data/h200/e2e*/run.log say when and how).
 e2e_runs=""
