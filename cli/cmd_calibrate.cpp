@@ -140,6 +140,7 @@ void register_calibrate(CLI::App& app, Action& action) {
         fitted.model["host_python_scale"] = 1.0;
         std::vector<double> implied;
         std::string sources;
+        workloads::E2eCache cache;
         for (const auto& path : a->e2e) {
           std::ifstream in(path, std::ios::binary);
           if (!in) throw std::invalid_argument("--e2e: cannot read " + path);
@@ -149,7 +150,7 @@ void register_calibrate(CLI::App& app, Action& action) {
           if (doc.is_discarded()) throw std::invalid_argument(path + ": not JSON");
           files.emplace_back(path, hw::sha256_hex(text));
           sources += (sources.empty() ? "" : ", ") + path;
-          for (const auto& row : workloads::compare_e2e(doc, fitted)) {
+          for (const auto& row : workloads::compare_e2e(doc, fitted, &cache)) {
             if (row.bound == "host" && row.dispatches > 0 && row.host_busy_s > 0 &&
                 !models::is_held_out(row.id))
               implied.push_back(row.measured_s / row.host_busy_s);

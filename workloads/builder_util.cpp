@@ -4,6 +4,16 @@
 
 namespace ridge::workloads {
 
+OpNode host_node(std::string name, NodeKind kind) {
+  OpNode n;
+  n.name = std::move(name);
+  n.kind = kind;
+  n.category = Category::kHost;
+  n.host_dispatches = 0;
+  n.kernels = 0;
+  return n;
+}
+
 int Emitter::add(OpNode node, const std::vector<int>& deps) {
   node.name = prefix + node.name;
   if (node.layer < 0) node.layer = layer;

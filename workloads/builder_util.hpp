@@ -10,6 +10,9 @@
 
 namespace ridge::workloads {
 
+/// A node of host-side work (kHost) or synchronisation (kSync): no kernels, no eager dispatch.
+OpNode host_node(std::string name, NodeKind kind);
+
 /// Appends ops in program order to a graph under a name prefix ("layer3.").
 class Emitter {
  public:

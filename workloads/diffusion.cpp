@@ -214,13 +214,7 @@ void vae_decode(Emitter& e, const DiffusionConfig& m) {
 }
 
 void add_sync(Graph& g, const std::string& name) {
-  OpNode sync;
-  sync.name = name;
-  sync.kind = NodeKind::kSync;
-  sync.category = Category::kHost;
-  sync.host_dispatches = 0;
-  sync.kernels = 0;
-  g.add(sync);
+  g.add(host_node(name, NodeKind::kSync));
 }
 
 }  // namespace
@@ -244,13 +238,8 @@ Graph build_diffusion_pipeline(const DiffusionConfig& m, const DiffusionOptions&
   }
   add_sync(g, "host.synchronize");
   if (m.video_encode_s > 0) {
-    OpNode enc;
-    enc.name = "video_encode";
-    enc.kind = NodeKind::kHost;
-    enc.category = Category::kHost;
+    OpNode enc = host_node("video_encode", NodeKind::kHost);
     enc.fixed_time_s = m.video_encode_s;
-    enc.host_dispatches = 0;
-    enc.kernels = 0;
     g.add(enc);
   }
   return g;

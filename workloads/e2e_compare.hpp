@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,20 @@ struct E2eRow {
   double host_busy_s = 0;    ///< predicted host time issuing the step
 };
 
+/// Simulated results by case (op and params), for one GPU spec: runs that measured the same case
+/// share one simulation. Pass the same cache only with the same GpuSpec.
+struct E2eCache {
+  struct Entry {
+    double step_s = 0, host_busy_s = 0;
+    long long kernels = 0, dispatches = 0;
+    std::string bound;
+  };
+  std::map<std::string, Entry> entries;
+};
+
 /// Rows for every record it knows how to rebuild; others are left out. `config_dir` holds models/.
-std::vector<E2eRow> compare_e2e(const nlohmann::json& records_doc, const hw::GpuSpec& gpu);
+std::vector<E2eRow> compare_e2e(const nlohmann::json& records_doc, const hw::GpuSpec& gpu,
+                                E2eCache* cache = nullptr);
 /// One measurement run (a records file) and its rows.
 struct E2eRun {
   std::string source;  ///< the records file

@@ -375,13 +375,7 @@ Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, boo
       g.captured_end = static_cast<int>(g.size());
     }
   }
-  OpNode sync;
-  sync.name = "host.synchronize";
-  sync.kind = NodeKind::kSync;
-  sync.category = C::kHost;
-  sync.host_dispatches = 0;
-  sync.kernels = 0;
-  g.add(sync);
+  g.add(host_node("host.synchronize", NodeKind::kSync));
   return g;
 }
 
@@ -391,12 +385,7 @@ Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   Graph g;
   Emitter e(g);
   // opt.zero_grad(set_to_none=True): host work only, walking every parameter tensor.
-  OpNode zero;
-  zero.name = "optimizer.zero_grad";
-  zero.kind = NodeKind::kHost;
-  zero.category = C::kHost;
-  zero.host_dispatches = 0;
-  zero.kernels = 0;
+  OpNode zero = host_node("optimizer.zero_grad", NodeKind::kHost);
   zero.host_tensors = static_cast<int>(m.tensor_count());
   e.add(zero);
   for (int mb = 0; mb < o.grad_accum; ++mb) micro_batch(e, m, o, mb);
@@ -413,13 +402,7 @@ Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   const int adamw = e.kernel("optimizer.adamw", C::kOptimizer, "adamw",
                              {{"params", m.parameter_count()}, {"grad_dtype", "fp32"}}, chunks);
   g.op(adamw).host_tensors = static_cast<int>(m.tensor_count());
-  OpNode sync;
-  sync.name = "host.synchronize";
-  sync.kind = NodeKind::kSync;
-  sync.category = C::kHost;
-  sync.host_dispatches = 0;
-  sync.kernels = 0;
-  g.add(sync);
+  g.add(host_node("host.synchronize", NodeKind::kSync));
   return g;
 }
 

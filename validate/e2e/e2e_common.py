@@ -325,28 +325,12 @@ def profile_fn(fn, top=40, name=None):
         fn()
         torch.cuda.synchronize()
         t1 = time.perf_counter()
+    events = _trace_events(prof)
     if light is not None:
-        events = _trace_events(prof)
         full = timeline_of(events)
         full["wall_us_profiled"] = round((t1 - t0) * 1e6, 3)
         _write_timeline(name, {"schema": "ridge.e2e_timeline/1", "case": name, "full": full,
                                "light": light})
-        summ = summarize_trace_events(events, top=top)
-        summ["wall_us_profiled"] = round((t1 - t0) * 1e6, 3)
-        summ["activities"] = ["CPU", "CUDA"]
-        return summ
-    fd, path = tempfile.mkstemp(prefix="ridge_e2e_trace_", suffix=".json")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path, "r") as f:
-            trace = json.load(f)
-    finally:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
     summ = summarize_trace_events(events, top=top)
     summ["wall_us_profiled"] = round((t1 - t0) * 1e6, 3)
     summ["activities"] = ["CPU", "CUDA"]
