@@ -270,15 +270,35 @@ uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
   Link& l = links_[link];
   if (group == kCapGroup && l.cap_pair != kNone) return l.cap_pair;
   if (group == link && l.self_pair != kNone) return l.self_pair;
-  const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
-  const auto [it, inserted] = pair_index_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
-  if (inserted) {
-    pairs_.push_back(Pair{link, group, {}});
-    l.pairs.push_back(it->second);
-    if (group == link) l.self_pair = it->second;
-    if (group == kCapGroup) l.cap_pair = it->second;
+  constexpr uint64_t kEmpty = ~uint64_t{0};  // link kNone is never issued
+  if (2 * (pairs_.size() + 1) > pair_keys_.size()) {
+    // Grow (a power of two, at most half full) and re-insert.
+    const std::size_t size = std::max<std::size_t>(64, 2 * pair_keys_.size());
+    pair_keys_.assign(size, kEmpty);
+    pair_ids_.assign(size, 0);
+    for (uint32_t id = 0; id < pairs_.size(); ++id) {
+      const uint64_t key = (static_cast<uint64_t>(pairs_[id].link) << 32) | pairs_[id].group;
+      std::size_t i = pair_slot(key);
+      while (pair_keys_[i] != kEmpty) i = (i + 1) & (pair_keys_.size() - 1);
+      pair_keys_[i] = key;
+      pair_ids_[i] = id;
+    }
   }
-  return it->second;
+  const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
+  std::size_t i = pair_slot(key);
+  for (;;) {
+    if (pair_keys_[i] == key) return pair_ids_[i];
+    if (pair_keys_[i] == kEmpty) break;
+    i = (i + 1) & (pair_keys_.size() - 1);
+  }
+  const auto id = static_cast<uint32_t>(pairs_.size());
+  pair_keys_[i] = key;
+  pair_ids_[i] = id;
+  pairs_.push_back(Pair{link, group, {}});
+  l.pairs.push_back(id);
+  if (group == link) l.self_pair = id;
+  if (group == kCapGroup) l.cap_pair = id;
+  return id;
 }
 
 void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
@@ -290,6 +310,11 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
     Pair& p = pairs_[hop.pair];
     hop.pos = static_cast<uint32_t>(p.flows.size());
     p.flows.push_back(PairEntry{f, static_cast<uint32_t>(h)});
+    if (p.lpos == kNone) {
+      std::vector<LivePair>& live = links_[hop.link].live;
+      p.lpos = static_cast<uint32_t>(live.size());
+      live.push_back(LivePair{group, hop.pair});
+    }
     if (group == kCapGroup) continue;
     std::vector<GroupLink>& gl = links_[group].glinks;
     if (p.gpos == kNone) {
@@ -308,6 +333,14 @@ void FlowNetwork::leave_pairs(uint32_t f) {
     p.flows[h.pos] = moved;
     flows_[moved.flow].hops[moved.hop].pos = h.pos;
     p.flows.pop_back();
+    if (p.flows.empty()) {
+      std::vector<LivePair>& live = links_[h.link].live;
+      const LivePair last = live.back();
+      live[p.lpos] = last;
+      pairs_[last.pair].lpos = p.lpos;
+      live.pop_back();
+      p.lpos = kNone;
+    }
     if (p.group == kCapGroup) continue;
     std::vector<GroupLink>& gl = links_[p.group].glinks;
     if (--gl[p.gpos].count == 0) {

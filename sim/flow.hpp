@@ -49,7 +49,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -172,10 +171,16 @@ class FlowNetwork {
     uint32_t group;
     std::vector<PairEntry> flows;
     uint32_t gpos = kNone;  // index in links_[group].glinks while it has flows
+    uint32_t lpos = kNone;  // index in links_[link].live while it has flows
   };
   struct ShareEntry {
     double share;
     uint32_t link;
+  };
+  // A pair with flows, as listed on its link.
+  struct LivePair {
+    uint32_t group;
+    uint32_t pair;
   };
   // One link crossed by a group's members, and how many of them cross it.
   struct GroupLink {
@@ -192,6 +197,7 @@ class FlowNetwork {
     double load = 0;
     uint32_t flow_count = 0;      // moving flows crossing it
     std::vector<uint32_t> pairs;  // pairs (this link, any group), never removed
+    std::vector<LivePair> live;   // those with flows
     // as a group: the flows whose bottleneck it is
     std::vector<GroupLink> glinks;  // links its members cross (count > 0)
     std::vector<uint32_t> members;  // min-heap by (target, seq); pending flows excluded
@@ -278,6 +284,11 @@ class FlowNetwork {
     const Flow& y = flows_[b];
     return x.finish < y.finish || (x.finish == y.finish && x.seq < y.seq);
   }
+  std::size_t pair_slot(uint64_t key) const {
+    // Fibonacci hashing: the high bits of key x 2^64/phi, as many as the table needs.
+    const uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>(h >> 32) & (pair_keys_.size() - 1);
+  }
   bool group_before(uint32_t a, uint32_t b) const {
     return links_[a].finish < links_[b].finish || (links_[a].finish == links_[b].finish && a < b);
   }
@@ -286,7 +297,9 @@ class FlowNetwork {
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<Pair> pairs_;
-  std::unordered_map<uint64_t, uint32_t> pair_index_;
+  // pair id by (link << 32 | group): open addressing, linear probing, never shrinks
+  std::vector<uint64_t> pair_keys_;
+  std::vector<uint32_t> pair_ids_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> capped_heap_;   // flows in kCapGroup by (finish, seq)
   std::vector<uint32_t> group_heap_;    // link groups with members by (finish, index)

@@ -9,20 +9,24 @@ namespace ridge::sim {
 
 namespace {
 
+// Whether (share, link) a comes before b; computed without branches, as the heap's
+// comparisons of near-equal shares are hard to predict.
+template <typename Entry>
+bool share_less(const Entry& a, const Entry& b) {
+  return (a.share < b.share) | ((a.share == b.share) & (a.link < b.link));
+}
+
 // Restores the min-heap order of (share, link) after the root's share rose.
 template <typename Entry>
 void sift_down_shares(std::vector<Entry>& h) {
-  const auto less = [](const Entry& a, const Entry& b) {
-    return a.share < b.share || (a.share == b.share && a.link < b.link);
-  };
   const Entry x = h[0];
   const std::size_t n = h.size();
   std::size_t i = 0;
   for (;;) {
     std::size_t c = 2 * i + 1;
     if (c >= n) break;
-    if (c + 1 < n && less(h[c + 1], h[c])) ++c;
-    if (!less(h[c], x)) break;
+    if (c + 1 < n) c += static_cast<std::size_t>(share_less(h[c + 1], h[c]));
+    if (!share_less(h[c], x)) break;
     h[i] = h[c];
     i = c;
   }
@@ -60,7 +64,7 @@ void FlowNetwork::fill() {
     share_heap_.push_back(ShareEntry{l.capacity / l.flow_count, k});
   }
   const auto share_after = [](const ShareEntry& a, const ShareEntry& b) {
-    return a.share > b.share || (a.share == b.share && a.link > b.link);
+    return share_less(b, a);
   };
   std::make_heap(share_heap_.begin(), share_heap_.end(), share_after);
   sort_capped();
@@ -154,13 +158,14 @@ void FlowNetwork::freeze_capped(uint32_t f) {
 void FlowNetwork::freeze_link(uint32_t li, double level) {
   // The unfrozen flows crossing li that sit in another unfrozen group now have li as their
   // bottleneck. There are some iff li has more unfrozen flows than members (members of an
-  // unfrozen group are unfrozen). Indices, not references: moving a flow may add pairs.
+  // unfrozen group are unfrozen). Only the pairs of li with flows are visited, from the back:
+  // a pair emptied here is replaced by the last one (already visited), and a pair that gains
+  // flows here, (li, li), is appended. Indices, not references: moving a flow may add pairs.
   const uint32_t self = links_[li].self_pair;
   if (fill_cnt_[li] != (self == kNone ? 0 : pairs_[self].flows.size())) {
-    for (std::size_t pi = 0; pi < links_[li].pairs.size(); ++pi) {
-      const uint32_t pid = links_[li].pairs[pi];
-      const uint32_t g = pairs_[pid].group;
-      if (g == li || pairs_[pid].flows.empty()) continue;
+    for (std::size_t pi = links_[li].live.size(); pi-- > 0;) {
+      const auto [g, pid] = links_[li].live[pi];
+      if (g == li) continue;
       if (g == kCapGroup) {
         for (std::size_t i = pairs_[pid].flows.size(); i-- > 0;) {
           const uint32_t f = pairs_[pid].flows[i].flow;
