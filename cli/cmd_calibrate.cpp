@@ -70,9 +70,10 @@ void register_calibrate(CLI::App& app, Action& action) {
          "end-to-end records (validate/e2e; repeatable, one file per run): host-bound eager steps "
          "give host_python_scale")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--attention", a->attention,
-                  "PyTorch SDPA timings (validate/e2e/attention_sdpa.py): fit the flash-attention "
-                  "efficiencies")
+  cmd->add_option(
+         "--attention", a->attention,
+         "GPU-bound PyTorch SDPA timings (gpu_bound.json of validate/e2e/attention_sdpa.py): "
+         "fit the flash-attention efficiencies")
       ->check(CLI::ExistingFile);
   cmd->add_option("--exclude", a->exclude,
                   "leave out records whose id starts with this (repeatable)");
@@ -94,20 +95,18 @@ void register_calibrate(CLI::App& app, Action& action) {
         // Flash-attention efficiencies, after the main fit and without touching it: each factor
         // is scaled by the median predicted/measured ratio of its pass's training-split cases
         // (forward alone for the forward factor, forward+backward for the backward one) until it
-        // settles. Only cases long enough to be GPU-bound count: per call >= 100 us forward,
-        // >= 500 us forward+backward (SDPA's host dispatch is ~30 us a call, the autograd
-        // backward's ~300 us: below that the timing is the host's).
+        // settles. The file holds GPU-bound cases only (attention_sdpa.py splits off the ones whose
+        // per-call time the host can set).
         models::RecordFile rf = models::read_records(a->attention);
         files.emplace_back(a->attention, rf.sha256);
         hw::GpuSpec g = models::apply_calibration(gpu, res);
         for (const std::string pass : {"fwd", "fwd_bwd"}) {
           const std::string name =
               std::string("attention_") + (pass == "fwd" ? "fwd" : "bwd") + "_efficiency";
-          const double floor_s = pass == "fwd" ? 100e-6 : 500e-6;
           std::vector<models::Record> use;
           for (const auto& r : rf.records)
             if (r.op == "attention" && r.spec && r.spec->s("pass") == pass &&
-                !models::is_held_out(r.id) && r.median_s >= floor_s)
+                !models::is_held_out(r.id))
               use.push_back(r);
           if (use.empty()) continue;
           models::FittedParam fp;
@@ -126,8 +125,7 @@ void register_calibrate(CLI::App& app, Action& action) {
           double ss = 0;
           for (double x : ratio) ss += std::log(x) * std::log(x);
           fp.residual = std::sqrt(ss / static_cast<double>(ratio.size()));
-          fp.sources = a->attention + " (" + pass + " cases of " + (pass == "fwd" ? "100" : "500") +
-                       " us or more)";
+          fp.sources = a->attention + " (" + pass + " cases)";
           res.params.push_back(fp);
         }
       }

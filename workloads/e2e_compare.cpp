@@ -150,7 +150,6 @@ std::string e2e_markdown(const std::vector<E2eRun>& runs, const std::string& gpu
   if (runs.empty()) return o;
   for (const auto& r0 : runs.front().rows) {
     o += fmt::format("| `{}` | {:.3f} ms | {} |", r0.id, r0.predicted_s * 1e3, r0.bound);
-    double lo = 0, hi = 0;
     std::vector<double> seen;
     long long kernels = -1;
     for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -167,15 +166,12 @@ std::string e2e_markdown(const std::vector<E2eRun>& runs, const std::string& gpu
       seen.push_back(r->measured_s);
       if (r->measured_kernels >= 0) kernels = r->measured_kernels;
     }
-    if (!seen.empty()) {
-      lo = *std::min_element(seen.begin(), seen.end());
-      hi = *std::max_element(seen.begin(), seen.end());
-    }
     std::sort(seen.begin(), seen.end());
     const double med = seen.empty() ? 0 : seen[seen.size() / 2];
     o += fmt::format(" {} | {} | {} |\n",
-                     seen.size() > 1 && med > 0 ? fmt::format("{:.0f}%", 100 * (hi - lo) / med)
-                                                : std::string("-"),
+                     seen.size() > 1 && med > 0
+                         ? fmt::format("{:.0f}%", 100 * (seen.back() - seen.front()) / med)
+                         : std::string("-"),
                      kernels >= 0 ? std::to_string(kernels) : "-", r0.predicted_kernels);
   }
   o += "\nMean absolute error:";

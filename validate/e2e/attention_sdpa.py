@@ -9,14 +9,19 @@ Timing: `kernel` method as validate/README.md defines it: CUDA events around `re
 back to back after warm-up, median over 7 such blocks, divided by the calls. One extra call is
 profiled (CUDA activity only) to name the kernels that ran.
 Usage: python3 validate/e2e/attention_sdpa.py --out attention_sdpa.json
+Also writes gpu_bound.json and host_limited.json beside it (split_by_host_limit): what
+`ridge calibrate --attention` and the README's attention table read is gpu_bound.json.
 """
 
 import argparse
+import copy
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import RecordFile, device_info, log, percentile, torch_env  # noqa: E402
+from e2e_common import (RecordFile, cuda_kernel_names, device_info, log,  # noqa: E402
+                        percentile, torch_env)
 
 # (batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, label)
 FWD = [
@@ -52,6 +57,30 @@ BWD = [
 ]
 
 
+# Per call at or above these, the GPU sets the pace; below, SDPA's ~30 us host dispatch (and the
+# autograd backward's ~300 us) can, so those timings are not kernel times.
+GPU_BOUND_US = {"fwd": 100.0, "fwd_bwd": 500.0}
+
+
+def split_by_host_limit(path):
+    """Writes gpu_bound.json and host_limited.json beside `path` by GPU_BOUND_US."""
+    with open(path) as f:
+        doc = json.load(f)
+    note = ("split by validate/e2e/attention_sdpa.py: per call >= %s us is GPU-bound kernel time "
+            "(gpu_bound.json); below it the host can set the pace (host_limited.json)"
+            % GPU_BOUND_US)
+    parts = {"gpu_bound": [], "host_limited": []}
+    for r in doc["records"]:
+        fast = r["timing"]["median_us"] < GPU_BOUND_US[r["params"]["pass"]]
+        parts["host_limited" if fast else "gpu_bound"].append(r)
+    for name, recs in parts.items():
+        d = copy.deepcopy(doc)
+        d["records"] = recs
+        d["split"] = note
+        with open(os.path.join(os.path.dirname(os.path.abspath(path)), name + ".json"), "w") as f:
+            json.dump(d, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="attention_sdpa.json")
@@ -59,7 +88,6 @@ def main():
     out = RecordFile(args.out, "validate/e2e/attention_sdpa.py")
     import torch
     import torch.nn.functional as F
-    from torch.profiler import ProfilerActivity, profile
 
     out.doc["device"] = device_info()
     out.doc["environment"] = torch_env()
@@ -81,17 +109,6 @@ def main():
             torch.cuda.synchronize()
             per.append(e0.elapsed_time(e1) * 1e3 / reps)
         return per
-
-    def kernels(fn):
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        names = []
-        for e in prof.events():
-            if str(getattr(e, "device_type", "")).endswith("CUDA"):
-                names.append(e.name[:160])
-        return names
 
     for passes, shapes in (("fwd", FWD), ("fwd_bwd", BWD)):
         for b, h, kvh, sq, skv, d, causal, label in shapes:
@@ -116,7 +133,7 @@ def main():
                         ms_est = timed(fn, 3)
                         reps = max(3, min(200, int(20000 / max(1.0, percentile(ms_est, 50)))))
                         per = timed(fn, reps)
-                        names = kernels(fn)
+                        names = cuda_kernel_names(fn)
                 else:
                     g = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16)
 
@@ -127,7 +144,7 @@ def main():
                     ms_est = timed(fn, 3)
                     reps = max(3, min(100, int(20000 / max(1.0, percentile(ms_est, 50)))))
                     per = timed(fn, reps)
-                    names = kernels(fn)
+                    names = cuda_kernel_names(fn)
                 med = percentile(per, 50)
                 rec = {"id": case, "suite": "attention_sdpa", "op": "attention",
                        "params": {"batch": b, "heads": h, "kv_heads": kvh, "seq_q": sq,
@@ -147,6 +164,7 @@ def main():
                 out.error(case, e)
             torch.cuda.empty_cache()
     out.finish()
+    split_by_host_limit(args.out)
 
 
 if __name__ == "__main__":

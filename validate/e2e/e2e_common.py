@@ -185,6 +185,20 @@ def summarize_trace_events(events, top=40, name_max=400):
     }
 
 
+def cuda_kernel_names(fn, name_max=160):
+    """Names of the GPU activities (kernels, memcpy, memset) of one call of fn, in order, from a
+    CUDA-only profile (no CPU op tracing)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name[:name_max] for e in prof.events()
+            if str(getattr(e, "device_type", "")).endswith("CUDA")]
+
+
 def _trace_events(prof):
     """The profiler's Kineto events as a list of chrome-trace dicts."""
     fd, path = tempfile.mkstemp(prefix="ridge_e2e_trace_", suffix=".json")
