@@ -270,12 +270,14 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
     if (dispatch > busy) t_latency += count * (dispatch - busy);
     e.compute_s += count * compute;
     e.memory_s += count * mem;
-    e.time_s += count * (std::max(busy, dispatch) + d.overhead_s);
+    e.time_s += count * std::max(busy, dispatch) + (d.persistent ? 0.0 : count * d.overhead_s);
   };
   const long long full = remaining / s.slots;
   if (full > 0) wave(s.slots, static_cast<double>(full));
   remaining -= full * s.slots;
   if (remaining > 0) wave(remaining, 1.0);
+  // A persistent kernel pays the per-tile overhead once, in its last wave (see KernelDesc).
+  if (d.persistent && d.grid > 0) e.time_s += d.overhead_s;
   e.waves = static_cast<int>(std::min<long long>(full + (remaining > 0), 1 << 30));
   const double top = std::max({t_compute, t_latency, t_l2, t_hbm});
   e.bound = top == t_compute ? "compute" : top == t_hbm ? "hbm" : top == t_l2 ? "l2" : "latency";
@@ -283,7 +285,7 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
 }
 
 double kernel_time_floor(long long grid, long long slots, int sms, double compute_s,
-                         double overhead_s) {
+                         double overhead_s, bool persistent) {
   // estimate_kernel's waves with each one's time max(busy, dispatch) >= busy >= compute replaced
   // by compute: the same operations in the same order on smaller or equal operands, so (rounding
   // being monotonic) never above the estimate.
@@ -292,12 +294,13 @@ double kernel_time_floor(long long grid, long long slots, int sms, double comput
   auto wave = [&](long long blocks, double count) {
     const int n = static_cast<int>((blocks + sms - 1) / sms);
     const double compute = n * compute_s;
-    t += count * (compute + overhead_s);
+    t += count * compute + (persistent ? 0.0 : count * overhead_s);
   };
   const long long full = remaining / slots;
   if (full > 0) wave(slots, static_cast<double>(full));
   remaining -= full * slots;
   if (remaining > 0) wave(remaining, 1.0);
+  if (persistent && grid > 0) t += overhead_s;
   return t;
 }
 

@@ -63,6 +63,10 @@ struct KernelDesc {
   int ilp = 0;                          ///< memory requests in flight per warp; 0: the parameter
   double inflight_bytes_per_block = 0;  ///< > 0 overrides warps x ilp x 512 (TMA pipelines)
   double overhead_s = 0;                ///< fixed time per block (GEMM prologue/epilogue)
+  /// A persistent kernel (Hopper warp-specialised GEMMs): each SM's CTA loops over tiles and
+  /// overlaps one tile's epilogue with the next one's main loop, so overhead_s is paid once per
+  /// SM (the last wave), not once per wave.
+  bool persistent = false;
 };
 
 /// Sectors (32 B) one warp request of 32 lanes touches: min(32, ceil(32 * elem * stride / 32)).
@@ -127,7 +131,7 @@ double block_compute_s(const hw::GpuSpec& gpu, const KernelParams& params, const
 /// SMs, each block computing `compute_s` (block_compute_s) plus `overhead_s`: it drops only the
 /// memory and dispatch terms, so a search can skip a candidate whose floor exceeds its best time.
 double kernel_time_floor(long long grid, long long slots, int sms, double compute_s,
-                         double overhead_s);
+                         double overhead_s, bool persistent = false);
 
 /// The closed form of one kernel's GPU time (no launch overhead): waves x per-wave time.
 struct KernelEstimate {

@@ -95,7 +95,12 @@ void GpuSim::request_dispatch() {
 }
 
 void GpuSim::dispatch() {
-  std::vector<std::pair<Kernel*, int>> placed;
+  struct Placed {
+    Kernel* k;
+    int sm;
+    bool overhead;  // pays desc.overhead_s (a persistent kernel: only its last wave's blocks)
+  };
+  std::vector<Placed> placed;
   for (Kernel* k : active_) {
     const long long grid = k->setup.desc.grid;
     while (k->next_block < grid) {
@@ -110,15 +115,17 @@ void GpuSim::dispatch() {
       sms_[static_cast<size_t>(best)].used += k->slot_fraction;
       ++sms_[static_cast<size_t>(best)].resident;
       ++k->on_sm[static_cast<size_t>(best)];
+      const bool overhead = !k->setup.desc.persistent || k->next_block >= grid - k->setup.slots;
       ++k->next_block;
-      placed.emplace_back(k, best);
+      placed.push_back({k, best, overhead});
     }
   }
   std::erase_if(active_, [](Kernel* k) { return k->next_block >= k->setup.desc.grid; });
-  for (auto [k, sm] : placed) start_block(*k, sm, k->on_sm[static_cast<size_t>(sm)]);
+  for (const Placed& p : placed)
+    start_block(*p.k, p.sm, p.k->on_sm[static_cast<size_t>(p.sm)], p.overhead);
 }
 
-void GpuSim::start_block(Kernel& k, int sm, int n_on_sm) {
+void GpuSim::start_block(Kernel& k, int sm, int n_on_sm, bool overhead) {
   const KernelSetup& s = k.setup;
   Sm& m = sms_[static_cast<size_t>(sm)];
   struct Pending {
@@ -126,9 +133,9 @@ void GpuSim::start_block(Kernel& k, int sm, int n_on_sm) {
   };
   auto pending = std::make_shared<Pending>();
   Kernel* kp = &k;
-  auto part_done = [this, pending, kp, sm] {
+  auto part_done = [this, pending, kp, sm, overhead] {
     if (--pending->left > 0) return;
-    const sim::Time over = sim::Time::from_seconds(kp->setup.desc.overhead_s);
+    const sim::Time over = sim::Time::from_seconds(overhead ? kp->setup.desc.overhead_s : 0.0);
     if (over.ps > 0) {
       sim_.schedule_after(over, [this, kp, sm] { end_block(*kp, sm); });
     } else {

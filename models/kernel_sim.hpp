@@ -57,7 +57,7 @@ class GpuSim {
   void start_kernel(int stream);
   void request_dispatch();
   void dispatch();
-  void start_block(Kernel& k, int sm, int n_on_sm);
+  void start_block(Kernel& k, int sm, int n_on_sm, bool overhead);
   void end_block(Kernel& k, int sm);
 
   sim::Simulator& sim_;

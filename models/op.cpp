@@ -145,7 +145,15 @@ const std::vector<OpDecl>& table() {
          1,
          1e9,
          "times each distinct byte is read (by other blocks: L2 can serve)"},
-        {"ilp", P::kInt, "1", {}, 1, 64, "independent memory operations in flight per thread"}}},
+        {"ilp", P::kInt, "1", {}, 1, 64, "independent memory operations in flight per thread"},
+        {"load_bytes",
+         P::kInt,
+         "16",
+         {},
+         1,
+         16,
+         "bytes one thread loads per memory operation (16: 128-bit vector loads; 2: scalar "
+         "bf16)"}}},
       // Microbenchmark ops, measured by validate/ridge-bench.
       {"membw",
        "streaming read, write or copy of a buffer",

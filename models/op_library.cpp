@@ -89,6 +89,10 @@ struct GemmShape {
   hw::Precision precision;
   bool tensor;
   double unique_read;  // distinct bytes of A and B (implicit GEMM: input + filter)
+  // Persistent tile loop: cuBLAS's tensor-core GEMMs on sm_90 and later (nvjet kernels launch one
+  // CTA per SM, grid [2, 66] on the H200's 132 SMs in the e2e timelines, and overlap each tile's
+  // epilogue with the next tile's main loop). Not cuDNN's implicit-GEMM convolutions.
+  bool persistent = false;
 };
 
 // A GEMM tile's arithmetic (the FLOPs of its k extent, quantised to the k step) set on `d`; returns
@@ -146,6 +150,7 @@ KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, cons
   // TMA / cp.async pipelines keep all stages in flight.
   d.inflight_bytes_per_block = d.shared_bytes;
   d.overhead_s = kp.gemm_tile_overhead;
+  d.persistent = g.persistent;
   return d;
 }
 
@@ -156,13 +161,30 @@ KernelDesc gemm_kernel(const GemmShape& g, const Tile& t, int tk, int splits,
   return d;
 }
 
+// Whether the GPU's tensor-core GEMM kernels run a persistent, warp-specialised tile loop
+// (compute capability 9.0 and later: TMA and warpgroup MMA).
+bool persistent_gemms(const hw::GpuSpec& gpu) {
+  const std::string& cc = gpu.compute_capability;
+  const std::size_t dot = cc.find('.');
+  int major = 0;
+  for (std::size_t i = 0; i < (dot == std::string::npos ? cc.size() : dot); ++i) {
+    if (cc[i] < '0' || cc[i] > '9') return false;
+    major = major * 10 + (cc[i] - '0');
+  }
+  return major >= 9;
+}
+
 OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape& g) {
   // Hopper warp-specialised kernels: 2 consumer warpgroups + 1 producer for 128-row-pair tiles;
   // register counts from CUTLASS 3 sm90 collectives (setmaxnreg 232/40 averaged to <= 168).
   // The large tiles run in 2x1 clusters (cuBLAS's default cluster shape for them on sm90).
-  static const std::vector<Tile> kTensor = {{128, 256, 384, 168, 4, 2}, {256, 128, 384, 168, 4, 2},
-                                            {128, 128, 256, 168, 4, 2}, {64, 128, 128, 168, 4, 1},
-                                            {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1}};
+  // 192-wide tiles: cuBLAS 13 picks 192x192 and 192x128 on the H200 (library.tile in
+  // validate/data/h200/gemm.json; nvjet_sm90_tst_192x192_64x4 / 192x128_64x5 kernels in the e2e
+  // GPT-2 timelines), which fit k=768 GEMMs' tile counts to whole waves better than 256x128.
+  static const std::vector<Tile> kTensor = {
+      {128, 256, 384, 168, 4, 2}, {256, 128, 384, 168, 4, 2}, {192, 192, 384, 168, 4, 2},
+      {192, 128, 384, 168, 5, 2}, {128, 192, 384, 168, 5, 2}, {128, 128, 256, 168, 4, 2},
+      {64, 128, 128, 168, 4, 1},  {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1}};
   // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
   static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
   const auto& tiles = g.tensor ? kTensor : kSimt;
@@ -211,7 +233,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       KernelDesc work;
       gemm_work(g, t, tk, s, kp, work);
       double t_floor = kernel_time_floor(tiles_mn * s, slots, sms, block_compute_s(gpu, kp, work),
-                                         kp.gemm_tile_overhead);
+                                         kp.gemm_tile_overhead, g.persistent);
       if (s > 1) t_floor += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
       if (t_floor > best_t) continue;
       // gemm_desc's shared memory is `smem`, so `occ` is this candidate's occupancy.
@@ -428,7 +450,8 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
   // Compared as string_view: lengths first, so the kinds before this op's cost no memcmp.
   const std::string_view k = op.kind();
   if (k == "gemm") {
-    const GemmShape g = gemm_shape(op);
+    GemmShape g = gemm_shape(op);
+    g.persistent = g.tensor && persistent_gemms(gpu);
     // cuBLAS runs a gemv kernel (cuBLASLt algo 13) only for fp32 and tf32 at m = 1; m = 2..8 run
     // tiled kernels (algos 10, 11, 43) like m = 16, and the tensor-core precisions use tiles
     // (64x8, 128x8) at every m (validate/data/h200/gemm.json, library.algo_id and tile).
@@ -595,6 +618,13 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
     d.stride = static_cast<int>(op.i("stride"));
     d.unique_read_bytes = op.f("bytes_read") / op.f("reuse");
     d.ilp = static_cast<int>(op.i("ilp"));
+    // In flight per block: each warp's `ilp` requests of 32 x load_bytes (the default, 16-byte
+    // vector loads, is the model's 512 bytes per request).
+    const long long load_bytes = op.i("load_bytes");
+    if (load_bytes != 16) {
+      d.inflight_bytes_per_block =
+          static_cast<double>((d.block + 31) / 32) * d.ilp * 32.0 * static_cast<double>(load_bytes);
+    }
     d.name = "custom";
     OpPlan p;
     p.kernels.push_back({d, 1});

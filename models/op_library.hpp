@@ -2,8 +2,11 @@
 // (models/op.hpp), as kernel descriptors (models/kernel.hpp) the kernel models time.
 //
 // Captures, per op (sources in op_library.cpp beside each builder):
-//  - gemm: cuBLASLt-style tiling. Hopper tensor-core tiles 128x256, 256x128, 128x128, 64x128,
-//    128x64, 64x64 with 128-byte k steps (64 for bf16/fp16) and a 4-stage TMA pipeline; SIMT
+//  - gemm: cuBLASLt-style tiling. Hopper tensor-core tiles 128x256, 256x128, 192x192, 192x128,
+//    128x192, 128x128, 64x128, 128x64, 64x64 with 128-byte k steps (64 for bf16/fp16) and a 4- or
+//    5-stage TMA pipeline; on sm_90 and later the tensor-core kernels are persistent (one CTA per
+//    SM looping over tiles, each tile's epilogue hidden under the next main loop: the per-tile
+//    overhead shows once per SM, not once per wave); SIMT
 //    SGEMM 128x128x8 and 64x64x8 for fp32 without tf32. The tile (and split-K factor, when the
 //    output tiles are fewer than the SMs and k is long) is the one with the least predicted time,
 //    as cuBLAS's heuristics aim to pick. Partial tiles cost a full tile (tile quantization in m, n
@@ -25,9 +28,11 @@
 //  - copy: a copy engine over PCIe (pinned, or pageable per direction) or HBM; launch: empty
 //  kernels;
 //    embedding: row gather (backward: zero the table gradient, then scatter-add);
-//    conv2d: implicit GEMM with M = N*Ho*Wo, N = C_out, K = C_in*R*S; custom: as given.
-// Ignores: library heuristics' exact tables, stream-K and persistent-kernel scheduling, epilogue
-// fusion, autotuning, alignment-driven kernel changes, kernels that only set up workspaces.
+//    conv2d: implicit GEMM with M = N*Ho*Wo, N = C_out, K = C_in*R*S (cuDNN's kernels: not
+//    persistent); custom: as given, with `load_bytes` per thread per load (in flight per block:
+//    warps x ilp x 32 x load_bytes).
+// Ignores: library heuristics' exact tables, stream-K scheduling, epilogue fusion, autotuning,
+// alignment-driven kernel changes, kernels that only set up workspaces (cuBLAS's memsets).
 // Validation: not yet validated (H200 measurements pending).
 #pragma once
 

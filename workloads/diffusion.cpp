@@ -168,7 +168,9 @@ void vae_decode(Emitter& e, const DiffusionConfig& m) {
   };
   // GroupNorm over a channels_last tensor (native_group_norm wants NCHW): the transpose to NCHW,
   // the row moments with one block per (image, group) -- 32 blocks for one image, so it cannot
-  // use the whole GPU's bandwidth --, the fused scale/shift, and the normalise pass.
+  // use the whole GPU's bandwidth --, the fused scale/shift, and the normalise pass. The moments
+  // kernel (RowwiseMomentsCUDAKernel<bf16>) loads one bf16 per thread per iteration of a strided
+  // Welford loop: 2-byte loads, one in flight per thread.
   auto group_norm = [&](const std::string& n, long long frames, long long elems) {
     transpose(n + ".to_nchw", elems);
     e.kernel(n + ".moments", C::kElementwise, "custom",
@@ -176,7 +178,9 @@ void vae_decode(Emitter& e, const DiffusionConfig& m) {
               {"block", 512},
               {"bytes_read", 2.0 * elems},
               {"bytes_written", 8.0 * frames * v.groups},
-              {"flops_fp32", 2.0 * elems}},
+              {"flops_fp32", 2.0 * elems},
+              {"ilp", 1},
+              {"load_bytes", 2}},
              1, 1);
     e.kernel(n + ".params", C::kElementwise, "custom",
              {{"grid", 1}, {"block", 256}, {"bytes_read", 64.0}, {"bytes_written", 64.0}}, 1, 0);

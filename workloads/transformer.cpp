@@ -101,7 +101,19 @@ void norm_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, long
       m.norm == NormType::kLayerNorm ? 1 : 4;  // explicit RMSNorm: its pieces' grads
   // dx: reads x and dy (fp32), writes dx; dgamma(/dbeta): a column reduction over rows.
   e.pass(n + ".bwd_dx", C::kElementwise, 8.0 * N, 4.0 * N, 8.0 * N, kernels);
-  e.pass(n + ".bwd_dw", C::kElementwise, 8.0 * N, 8.0 * m.d_model, 2.0 * N);
+  if (m.norm == NormType::kLayerNorm) {
+    // PyTorch's GammaBetaBackwardCUDAKernelTemplate<float, 32, 32, 256>: one 32x32-thread block per
+    // 32 columns, each looping over all rows (grid 24 at d = 768, 32 at d = 1024 in the e2e
+    // timelines): only d/32 SMs pull the 8 bytes per element of x and dy.
+    e.kernel(n + ".bwd_dw", C::kElementwise, "custom",
+             {{"grid", (m.d_model + 31) / 32},
+              {"block", 1024},
+              {"bytes_read", 8.0 * N},
+              {"bytes_written", 8.0 * m.d_model},
+              {"flops_fp32", 4.0 * N}});
+  } else {
+    e.pass(n + ".bwd_dw", C::kElementwise, 8.0 * N, 8.0 * m.d_model, 2.0 * N);
+  }
   if (accumulate) e.elementwise(n + ".grad_acc", "add", m.d_model, "fp32");
 }
 
@@ -190,6 +202,9 @@ void layer_bwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool acc
     e.elementwise("attn.rope_k.bwd", "mul", 2 * x.T * x.kv);
   }
   if (m.style == "gpt") {
+    // q, k, v came from one fused projection by split(): their gradients are concatenated
+    // (CatArrayBatchedCopy in the e2e timelines) before the projection's backward.
+    e.elementwise("attn.qkv.grad_cat", "copy", x.T * (x.q + 2 * x.kv));
     linear_bwd(e, m, "attn.qkv", x.T, x.d, x.q + 2 * x.kv, true, acc);
   } else {
     linear_bwd(e, m, "attn.v", x.T, x.d, x.kv, false, acc);
@@ -228,15 +243,33 @@ void micro_batch(Emitter& e, const TransformerConfig& m, const TrainOptions& o, 
   e.prefix = mbp;
   norm_fwd(e, m, "ln_f", x.T, true);
   linear_fwd(e, m, "lm_head", x.T, x.d, m.vocab, true);
-  e.cast("loss.logits_to_fp32", x.T * m.vocab, 2, 4);
-  e.kernel("loss.cross_entropy", C::kElementwise, "cross_entropy",
-           {{"rows", x.T}, {"vocab", m.vocab}, {"dtype", "fp32"}}, 2);
-  // loss.backward(): from here on the autograd engine launches every kernel.
+  // F.cross_entropy on the bf16 logits under autocast, as its kernels run (e2e timelines of
+  // validate/e2e/train_gpt.py, validate/data/h200/e2e_run4/timelines.tar.gz): log_softmax in bf16
+  // with fp32 accumulation (cunn_SoftMaxForward<bf16, float, bf16>), its output cast to fp32, then
+  // nll_loss (one 512-thread block gathering the targets' log-probabilities).
+  const double TV = static_cast<double>(x.T) * static_cast<double>(m.vocab);
+  const double T = static_cast<double>(x.T);
+  e.kernel("loss.log_softmax", C::kElementwise, "softmax",
+           {{"rows", x.T}, {"cols", m.vocab}, {"dtype", "bf16"}});
+  e.cast("loss.to_fp32", x.T * m.vocab, 2, 4);
+  const auto nll = [&](const std::string& name, double written) {
+    e.kernel(name, C::kElementwise, "custom",
+             {{"grid", 1},
+              {"block", 512},
+              {"bytes_read", 12.0 * T},
+              {"bytes_written", written},
+              {"flops_fp32", T}});
+  };
+  nll("loss.nll", 4.0);
+  // loss.backward(): from here on the autograd engine launches every kernel. nll_loss's backward
+  // scatters -1/T into a zeroed fp32 gradient of the logits' size (a fill of T x V), which is cast
+  // back to bf16 for log_softmax's backward.
   e.host_path = HostPath::kAutogradBackward;
   e.elementwise("loss.backward_seed", "copy", 1, "fp32");
-  e.kernel("loss.cross_entropy.bwd", C::kElementwise, "cross_entropy",
-           {{"rows", x.T}, {"vocab", m.vocab}, {"dtype", "fp32"}, {"pass", "bwd"}}, 2);
-  e.cast("loss.dlogits_to_bf16", x.T * m.vocab, 4, 2);
+  e.pass("loss.grad_zeros", C::kElementwise, 0.0, 4.0 * TV, 0.0);
+  nll("loss.nll.bwd", 4.0 * T);
+  e.cast("loss.grad_to_bf16", x.T * m.vocab, 4, 2);
+  e.pass("loss.log_softmax.bwd", C::kElementwise, 4.0 * TV, 2.0 * TV, 3.0 * TV);
   {
     // The LM head has no bias; with tied embeddings its dW accumulates into the embedding's grad.
     TransformerConfig nobias = m;

@@ -346,11 +346,10 @@ bool cuda_graph_case(const std::string& id) {
 }  // namespace
 
 // The issue's budget: 10% on every case of every run. NOT MET (docs/e2e-validation.md): the GPT-2
-// training steps are 8-22% short (kernel time: cuDNN attention backward, fp32 LayerNorm and its
-// backward predicted too fast, short-k GEMMs too slow), the VAE stage 22-27% short (GroupNorm's
-// 32-block moments kernel), and host-bound eager steps differ from run to run by up to 70% (the
-// same case on different leases), more than the budget itself. Marked to fail: Catch reports it
-// passed only while some case is outside 10%; when every case is within, the tag must come off.
+// training steps are 3-18% short (they are host-bound in steady state: validate/e2e/README.md,
+// clock_probe.py), and host-bound eager steps differ from run to run by up to 70% (the same case
+// on different leases), more than the budget itself. Marked to fail: Catch reports it passed only
+// while some case is outside 10%; when every case is within, the tag must come off.
 TEST_CASE("end-to-end predictions hold within 10% of every H200 run", "[validation][!shouldfail]") {
   for (const char* run : kE2eRuns) {
     const auto rows = e2e_rows(run);
@@ -364,20 +363,24 @@ TEST_CASE("end-to-end predictions hold within 10% of every H200 run", "[validati
 }
 
 // What does meet the budget: decode steps replayed from a CUDA graph (no host in the loop: the
-// kernel model and graph_kernel_saving) and the GPU-bound 8B prefill, on every run. Measured: worst
-// -9.9% (8B, batch 16), the runs agree within 0.5% on these cases.
-TEST_CASE("CUDA-graph decode and GPU-bound prefill hold within 10% of every run", "[validation]") {
+// kernel model and graph_kernel_saving), the GPU-bound 8B prefill and the VAE decoder stage, on
+// every run. Measured: worst -9.5% (8B, batch 16) and +7.2% (VAE, run 1); the runs agree within
+// 0.5% on the graph cases and within 6% on the VAE.
+TEST_CASE("CUDA-graph decode, GPU-bound prefill and the VAE stage hold within 10% of every run",
+          "[validation]") {
   int n = 0;
   for (const char* run : kE2eRuns) {
     for (const auto& r : e2e_rows(run)) {
-      if (!cuda_graph_case(r.id) && r.id != "e2e/prefill/llama3-8b/b1_s1024") continue;
+      if (!cuda_graph_case(r.id) && r.id != "e2e/prefill/llama3-8b/b1_s1024" &&
+          r.id != "e2e/diffusion/stage/vae_decode")
+        continue;
       INFO(run << " " << r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured "
                << r.measured_s * 1e3 << " ms");
       CHECK(std::fabs(r.error) <= 0.10);
       ++n;
     }
   }
-  CHECK(n == 20);
+  CHECK(n == 24);
 }
 
 // Host-bound eager steps: the prediction lies within the range the runs measured, widened by 10%
@@ -415,7 +418,7 @@ TEST_CASE("host-bound eager predictions lie within the spread of repeat runs", "
 
 // Regression guard for everything else: kernel counts of the builders within 15% of the profiles
 // (an op list that lost or doubled a layer's kernels would not be), every case of every run within
-// 45%, and the mean absolute error over all cases of all runs within 14% (measured: 12.7%).
+// 45%, and the mean absolute error over all cases of all runs within 12% (measured: 10.9%).
 TEST_CASE("end-to-end predictions: today's accuracy does not regress", "[validation]") {
   double sum = 0;
   int n = 0;
@@ -434,5 +437,43 @@ TEST_CASE("end-to-end predictions: today's accuracy does not regress", "[validat
       ++n;
     }
   }
-  CHECK(sum / n <= 0.14);
+  CHECK(sum / n <= 0.12);
+}
+
+TEST_CASE("a GPT training step launches the loss and LayerNorm kernels the profiles show",
+          "[unit]") {
+  // validate/data/h200/e2e_run4/timelines.tar.gz, GPT-2 small b8 s1024: F.cross_entropy on bf16
+  // logits runs log_softmax (bf16 in and out), a cast to fp32 and nll_loss forward; its backward
+  // fills a zeroed fp32 gradient of the logits' size, scatters into it, casts it to bf16 and runs
+  // log_softmax's backward. LayerNorm's weight/bias gradient is one 1024-thread block per 32
+  // columns (grid 24 at d_model 768), and the fused QKV's input gradient starts with a cat of
+  // dq, dk, dv.
+  const TransformerConfig m = load_model_config("gpt2-small").transformer();
+  TrainOptions o;
+  o.micro_batch = 8;
+  o.seq = 1024;
+  const Graph g = build_train_step(m, o);
+  std::vector<std::string> loss;
+  const OpNode* gamma_beta = nullptr;
+  int cats = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const OpNode& n = g.op(static_cast<int>(i));
+    if (n.name.rfind("loss.", 0) == 0) loss.push_back(n.name);
+    if (n.name == "layer0.ln1.bwd_dw") gamma_beta = &n;
+    if (n.name.find("attn.qkv.grad_cat") != std::string::npos) ++cats;
+  }
+  CHECK(loss == std::vector<std::string>{"loss.log_softmax", "loss.to_fp32", "loss.nll",
+                                         "loss.backward_seed", "loss.grad_zeros", "loss.nll.bwd",
+                                         "loss.grad_to_bf16", "loss.log_softmax.bwd"});
+  REQUIRE(gamma_beta != nullptr);
+  CHECK(gamma_beta->op.i("grid") == 768 / 32);
+  CHECK(gamma_beta->op.i("block") == 1024);
+  CHECK(cats == m.layers);
+  // The fill writes 4 bytes per logit and reads nothing.
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const OpNode& n = g.op(static_cast<int>(i));
+    if (n.name != "loss.grad_zeros") continue;
+    CHECK(n.op.f("bytes_read") == 0);
+    CHECK(n.op.f("bytes_written") == 4.0 * 8 * 1024 * m.vocab);
+  }
 }
