@@ -4,6 +4,7 @@
 // bench/README.md ("## sim engine").
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <queue>
@@ -139,6 +140,7 @@ void BM_FlowChurn(benchmark::State& state) {
   load.sim.run_until(Time::from_us(5));  // past the first arrivals and their recompute
   const uint64_t recomputes0 = load.net.recomputes();
   const uint64_t fast0 = load.net.fast_updates();
+  const uint64_t resumed0 = load.net.resumed_fills();
   uint64_t changes = 0;
   const int per_iteration = state.range(1) > 0 ? 1000 : 20;
   for (auto _ : state) {
@@ -152,6 +154,9 @@ void BM_FlowChurn(benchmark::State& state) {
       static_cast<double>(load.net.recomputes() - recomputes0) / static_cast<double>(changes);
   state.counters["fast_path_share"] =
       static_cast<double>(load.net.fast_updates() - fast0) / static_cast<double>(changes);
+  state.counters["resumed_share"] =
+      static_cast<double>(load.net.resumed_fills() - resumed0) /
+      std::max(1.0, static_cast<double>(load.net.recomputes() - recomputes0));
 }
 
 BENCHMARK(BM_FlowChurn)

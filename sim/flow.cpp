@@ -110,6 +110,7 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   l.latency = latency;
   l.created = sim_.now();
   links_.push_back(std::move(l));
+  resumable_ = false;
   return LinkId{static_cast<uint32_t>(links_.size() - 1)};
 }
 
@@ -118,6 +119,7 @@ void FlowNetwork::set_link_capacity(LinkId link, double capacity_bytes_per_s) {
     throw std::invalid_argument("FlowNetwork: capacity must be finite and >= 0");
   }
   links_.at(link.index).capacity = capacity_bytes_per_s;
+  resumable_ = false;
   request_settle();
 }
 
@@ -211,6 +213,7 @@ void FlowNetwork::arrive(uint32_t f) {
   }
   if (fast) {
     ++fast_updates_;
+    resumable_ = false;
     join_pairs(f, kCapGroup);
     enter_group(f, kCapGroup);
     for (const Hop& h : fl.hops) set_load(h.link, links_[h.link].load + fl.cap);
@@ -220,6 +223,7 @@ void FlowNetwork::arrive(uint32_t f) {
     return;
   }
   // Provisionally in the group of its first link; the filling moves it where it belongs.
+  note_change(+1, f);
   fl.pending = true;
   pending_.push_back(f);
   join_pairs(f, fl.hops[0].link);
@@ -236,6 +240,11 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
     if (l.capacity - l.load <= kSaturationTolerance * l.capacity) fast = false;
   }
   const double rate = current_rate(fl);
+  if (fast || fl.hops.empty()) {
+    if (!fl.hops.empty()) resumable_ = false;
+  } else {
+    note_change(-1, f);
+  }
   if (!completed) {
     leave_group(f);
   } else if (fl.group != kCapGroup) {
@@ -523,9 +532,21 @@ void FlowNetwork::release(uint32_t f) {
   free_flows_.push_back(f);
 }
 
+// Notes an arrival (+1) or departure (-1) for the next filling, which may resume part-way
+// after a single one.
+void FlowNetwork::note_change(int delta, uint32_t f) {
+  if (++changes_ > 1) return;
+  const Flow& fl = flows_[f];
+  change_delta_ = delta;
+  change_group_ = fl.group;
+  change_links_.clear();
+  for (const Hop& h : fl.hops) change_links_.push_back(h.link);
+}
+
 void FlowNetwork::settle() {
   settle_pending_ = false;
   fill();
+  changes_ = 0;
   for (const uint32_t f : pending_) {
     Flow& fl = flows_[f];
     if (!fl.pending) continue;  // left before the filling, or a duplicate entry

@@ -28,6 +28,21 @@
 // flows + new capped flows x log) instead of O(flows x path); it covers every link in use (not
 // only the connected component of the change). Virtual clocks are rebased to zero past 1e9
 // bytes per member so that target - V keeps its precision.
+// The filling's per-link state (spare capacity, unfrozen count, share) sits in dense arrays;
+// a freeze updates a link's share as spare x 1/count from a table (within 2 ulp of the
+// quotient; no division per update), and the next link to saturate is found by a linear SIMD
+// scan of the unfrozen links' shares (block by block, with lazy lower bounds, past 256 links);
+// the chosen link's level is the exact quotient.
+// Resuming: a pass records the links it froze in order with their levels, and every 8th freeze
+// a snapshot of the per-link state (only while snapshots cost less than the pass's count
+// updates). When the only change since the last pass is one arrival or one departure, and no
+// flow is capped, the next pass restores the snapshot at or before the first freeze the change
+// can alter, replays the recorded freezes up to it, and goes on from there (about half of each
+// pass's work on BM_FlowChurn/10000/0). Exact: a departing flow was unfrozen on all its links
+// before its group's freeze, so removing it only raises those links' shares and every earlier
+// choice stands; an arriving flow lowers its links' shares, and an earlier choice stands while
+// each of them stays above that step's level, checked per snapshot interval (a share only
+// rises between snapshots), up to the first freeze of one of its links.
 // Two O(path) fast paths skip the filling (when none is pending), and are exact: a capped flow
 // arriving where every link has spare capacity >= its cap gets its cap, and a flow leaving
 // links none of which is saturated leaves the others' rates unchanged (in both cases every
@@ -145,6 +160,8 @@ class FlowNetwork {
   uint64_t recomputes() const { return recomputes_; }
   /// Arrivals and departures handled by an O(path) fast path so far.
   uint64_t fast_updates() const { return fast_updates_; }
+  /// Filling passes (among recomputes()) resumed part-way from the previous pass's record.
+  uint64_t resumed_fills() const { return resumed_; }
   /// Test hook: called whenever rates have settled after a change (never mid-batch).
   void set_settled_hook(std::function<void()> hook) { settled_hook_ = std::move(hook); }
 
@@ -155,6 +172,11 @@ class FlowNetwork {
   // Two rates this close (relative) are the same allocation computed in a different order;
   // keeping the old one avoids rescheduling completions for rounding noise.
   static constexpr double kRateTolerance = 1e-12;
+  // Links per block of the filling's search for the least share: with at most this many links
+  // the search is one linear scan; past it, blocks keep lazy lower bounds of their shares.
+  static constexpr uint32_t kScanBlock = 256;
+  // Steps (link freezes) between two snapshots of the filling's per-link state.
+  static constexpr uint32_t kSnapshotSteps = 8;
   enum class State : uint8_t { kFree, kLatency, kMoving };
   struct Hop {
     uint32_t link;
@@ -172,10 +194,6 @@ class FlowNetwork {
     std::vector<PairEntry> flows;
     uint32_t gpos = kNone;  // index in links_[group].glinks while it has flows
     uint32_t lpos = kNone;  // index in links_[link].live while it has flows
-  };
-  struct ShareEntry {
-    double share;
-    uint32_t link;
   };
   // A pair with flows, as listed on its link.
   struct LivePair {
@@ -265,6 +283,13 @@ class FlowNetwork {
   void settle();
   void fill();
   void freeze_link(uint32_t l, double level);
+  uint32_t min_share_link();
+  uint32_t start_filling();
+  uint32_t resume_point(uint32_t& replay_to) const;
+  void restore_filling(uint32_t from, uint32_t to);
+  void grow_inverse(uint32_t most);
+  void take_snapshot(uint32_t step);
+  void note_change(int delta, uint32_t f);
   void freeze_capped(uint32_t f);
   void sort_capped();
   void on_completion_event();
@@ -306,13 +331,35 @@ class FlowNetwork {
   std::vector<uint32_t> pending_;       // flows waiting for the filling (may hold stale slots)
   std::vector<uint32_t> capped_live_;   // moving flows with a finite cap and a path
   std::vector<uint32_t> capped_flows_;  // the same by (cap, seq), as of the last filling
-  // progressive-filling scratch, per link: spare capacity, unfrozen flows, frozen, level
+  // progressive-filling scratch, per link: spare capacity, unfrozen flows, frozen, level; the
+  // shares spare / unfrozen of the unfrozen links in a dense array (infinity without unfrozen
+  // flows), padded with infinities to a multiple of 8; per block of kScanBlock slots a lower
+  // bound of its shares
   std::vector<double> fill_rem_;
   std::vector<uint32_t> fill_cnt_;
   std::vector<uint8_t> fill_frozen_;
   std::vector<double> fill_level_;
-  std::vector<ShareEntry> share_heap_;
-  std::vector<uint32_t> touched_;  // groups whose earliest finish must be recomputed
+  std::vector<double> fill_share_;   // by slot; slots [0, fill_live_) are unfrozen links
+  std::vector<uint32_t> fill_link_;  // link by slot
+  std::vector<uint32_t> fill_slot_;  // slot by link
+  std::vector<double> block_low_;
+  uint32_t fill_live_ = 0;
+  // The last filling pass, for resuming the next one (see fill()): the link frozen at each step
+  // and its level, each link's step (kNone if it did not freeze), and before every
+  // kSnapshotSteps-th step the spare capacity and unfrozen count of every link.
+  std::vector<uint32_t> steps_;
+  std::vector<double> step_level_;
+  std::vector<uint32_t> step_of_;
+  std::vector<double> snap_rem_;
+  std::vector<uint32_t> snap_cnt_;
+  bool snapshots_ = false;         // this pass takes snapshots
+  bool resumable_ = false;         // the record above describes the state but for the changes since
+  uint32_t changes_ = 0;           // arrivals and departures waiting for the filling
+  int change_delta_ = 0;           // the first of them: +1 arrival, -1 departure
+  uint32_t change_group_ = kNone;  // a departure's group
+  std::vector<uint32_t> change_links_;  // its links
+  std::vector<double> inverse_;         // 1 / n for n unfrozen flows (index 0 unused)
+  std::vector<uint32_t> touched_;       // groups whose earliest finish must be recomputed
   std::vector<uint32_t> done_;
   std::vector<Callback> done_callbacks_;
   uint64_t next_seq_ = 0;
@@ -325,6 +372,7 @@ class FlowNetwork {
   EventId settle_event_;
   uint64_t recomputes_ = 0;
   uint64_t fast_updates_ = 0;
+  uint64_t resumed_ = 0;
   std::function<void()> settled_hook_;
 };
 
