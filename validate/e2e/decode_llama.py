@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, issue_stats, log,  # noqa: E402
+from e2e_common import (Budget, RecordFile, device_info, issue_stats, log, probe_stats,  # noqa: E402
                         parse_common_args, profile_fn, stats_us, time_back_to_back, time_calls,
                         torch_env)
 
@@ -224,7 +224,7 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                                "lm_head": "last token only", "params_count": n_params})
                 rec = {"id": case, "suite": "e2e", "op": "e2e_prefill", "params": params,
                        "timing": timing, "wall_us": wstats.get("median_us"),
-                       "wall_timing": wstats, "host_issue_timing": issue,
+                       "wall_timing": wstats, "host_issue_timing": issue, "cpu_probe": probe_stats(),
                        "weight_bytes": weight_bytes,
                        "flops": 2 * n_params * PREFILL_LEN}
                 log("%s: median %.3f ms (wall %.3f ms)"
@@ -302,7 +302,7 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                                 * cfg["head_dim"] * 2)
                     rec = {"id": case, "suite": "e2e", "op": "e2e_decode", "params": params,
                            "timing": timing, "wall_us": wstats.get("median_us"),
-                           "wall_timing": wstats, "host_issue_timing": issue,
+                           "wall_timing": wstats, "host_issue_timing": issue, "cpu_probe": probe_stats(),
                            "back_to_back": b2b,
                            "weight_bytes": weight_bytes, "kv_read_bytes": kv_bytes,
                            "flops": 2 * n_params * batch}

@@ -13,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, issue_stats, log,  # noqa: E402
+from e2e_common import (Budget, RecordFile, device_info, issue_stats, log, probe_stats,  # noqa: E402
                         parse_common_args, profile_fn, stats_us, time_calls, torch_env)
 
 TEXT = dict(layers=12, d_model=768, heads=12, seq=77, mlp=3072, vocab=49408, norm="layernorm",
@@ -294,7 +294,7 @@ def main():
                 params.update(extra)
                 rec = {"id": case, "suite": "e2e", "op": "e2e_stage", "params": params,
                        "timing": timing, "wall_us": wst.get("median_us"), "wall_timing": wst,
-                       "host_issue_timing": issue}
+                       "host_issue_timing": issue, "cpu_probe": probe_stats()}
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wst.get("median_us", 0) / 1e3))
                 out.add(rec)
@@ -329,7 +329,7 @@ def main():
                                "sync": "one torch.cuda.synchronize after the d2h copy"})
                 rec = {"id": case, "suite": "e2e", "op": "e2e_diffusion", "params": params,
                        "timing": timing, "wall_us": wst.get("median_us"), "wall_timing": wst,
-                       "host_issue_timing": issue}
+                       "host_issue_timing": issue, "cpu_probe": probe_stats()}
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wst.get("median_us", 0) / 1e3))
                 out.add(rec)

@@ -352,21 +352,39 @@ def profile_fn(fn, top=40, name=None):
 
 
 # ----------------------------------------------------------------------------- timing
+# A fixed piece of pure-Python work, timed around every timed call: the host's Python speed at
+# that moment. host_stall_probe.py found host-bound steps taking 2x the main thread's CPU time in
+# bursts of 0.1-0.4 s with no GC, page faults or descheduling; a step whose probe ran far above the
+# run's fastest probe was issued by a slowed host CPU.
+CPU_PROBE_N = 4000
+CPU_PROBE_WORK = "s += i * i for i in range(%d), pure Python, timed with perf_counter" % CPU_PROBE_N
+
+
+def cpu_probe_us():
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(CPU_PROBE_N):
+        s += i * i
+    return (time.perf_counter() - t0) * 1e6
+
+
 def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
     """Time fn() per call: CUDA events around each call plus synchronised perf_counter wall.
 
     Returns (event_us list, wall_us list). Stops early (keeping what it has) when the
     budget runs low. Also leaves in time_calls.last_issue_us the host issue time of each call
     (perf_counter from before the call to its return, before any synchronisation): a host-bound
-    call's issue time is close to its event time, a GPU-bound call's is shorter.
+    call's issue time is close to its event time, a GPU-bound call's is shorter. And in
+    time_calls.last_probe_us, per call, the larger of cpu_probe_us() just before and just after it.
     """
     import torch
 
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    ev_us, wall_us, issue_us = [], [], []
+    ev_us, wall_us, issue_us, probe_us = [], [], [], []
     time_calls.last_issue_us = issue_us
+    time_calls.last_probe_us = probe_us
     for _ in range(reps):
         if budget is not None and not budget.ok(min_left_s) and len(ev_us) >= 3:
             log("  budget low: stopping after %d reps" % len(ev_us))
@@ -374,6 +392,7 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
+        before = cpu_probe_us()
         t0 = time.perf_counter()
         e0.record()
         fn()
@@ -381,18 +400,27 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
         e1.record()
         torch.cuda.synchronize()
         t1 = time.perf_counter()
+        after = cpu_probe_us()
         ev_us.append(e0.elapsed_time(e1) * 1e3)
         wall_us.append((t1 - t0) * 1e6)
         issue_us.append((ti - t0) * 1e6)
+        probe_us.append(max(before, after))
     return ev_us, wall_us
 
 
 time_calls.last_issue_us = []
+time_calls.last_probe_us = []
 
 
 def issue_stats(warmup):
     """Timing block of the host issue times of the last time_calls()."""
     return stats_us(time_calls.last_issue_us, "host_issue", warmup)
+
+
+def probe_stats():
+    """The CPU probe of each call of the last time_calls(), in call order (as timing.samples_us)."""
+    return {"method": "cpu_probe", "work": CPU_PROBE_WORK,
+            "samples_us": [round(x, 3) for x in time_calls.last_probe_us]}
 
 
 def time_back_to_back(fn, n):

@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, issue_stats, log,  # noqa: E402
+from e2e_common import (Budget, RecordFile, device_info, issue_stats, log, probe_stats,  # noqa: E402
                         parse_common_args, profile_fn, stats_us, time_calls, torch_env)
 
 CONFIGS = [
@@ -169,6 +169,7 @@ def run_config(torch, nn, F, out, budget, cfg, args):
         "wall_us": wall.get("median_us"),
         "wall_timing": wall,
         "host_issue_timing": issue,
+        "cpu_probe": probe_stats(),
         "phases": phase_times(torch, model, opt, idx, tgt),
         "peak_memory_bytes": int(peak),
         "flops": int(flops),
