@@ -22,9 +22,9 @@ constexpr double kRebaseBytes = 1e9;
 
 // Indexed binary min-heap helpers: `before(a, b)` orders items, `place(i, x)` stores item x at
 // index i and records i in x.
-template <typename Before, typename Place>
-void sift_up(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
-  const uint32_t x = h[i];
+template <typename T, typename Before, typename Place>
+void sift_up(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
+  const T x = h[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     if (!before(x, h[parent])) break;
@@ -34,9 +34,9 @@ void sift_up(std::vector<uint32_t>& h, std::size_t i, const Before& before, cons
   place(i, x);
 }
 
-template <typename Before, typename Place>
-void sift_down(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
-  const uint32_t x = h[i];
+template <typename T, typename Before, typename Place>
+void sift_down(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
+  const T x = h[i];
   const std::size_t n = h.size();
   for (;;) {
     std::size_t c = 2 * i + 1;
@@ -49,8 +49,8 @@ void sift_down(std::vector<uint32_t>& h, std::size_t i, const Before& before, co
   place(i, x);
 }
 
-template <typename Before, typename Place>
-void heap_fix(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
+template <typename T, typename Before, typename Place>
+void heap_fix(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
   if (i > 0 && before(h[i], h[(i - 1) / 2])) {
     sift_up(h, i, before, place);
   } else {
@@ -58,15 +58,15 @@ void heap_fix(std::vector<uint32_t>& h, std::size_t i, const Before& before, con
   }
 }
 
-template <typename Before, typename Place>
-void heap_push(std::vector<uint32_t>& h, uint32_t x, const Before& before, const Place& place) {
+template <typename T, typename Before, typename Place>
+void heap_push(std::vector<T>& h, const T& x, const Before& before, const Place& place) {
   h.push_back(x);
   sift_up(h, h.size() - 1, before, place);
 }
 
-template <typename Before, typename Place>
-void heap_erase(std::vector<uint32_t>& h, std::size_t i, const Before& before, const Place& place) {
-  const uint32_t last = h.back();
+template <typename T, typename Before, typename Place>
+void heap_erase(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
+  const T last = h.back();
   h.pop_back();
   if (i < h.size()) {
     place(i, last);
@@ -313,6 +313,7 @@ uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
 void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
   Flow& fl = flows_[f];
   fl.group = group;
+  if (group != kCapGroup) ++links_[group].group_flows;
   for (std::size_t h = 0; h < fl.hops.size(); ++h) {
     Hop& hop = fl.hops[h];
     hop.pair = pair_of(hop.link, group);
@@ -336,6 +337,7 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
 }
 
 void FlowNetwork::leave_pairs(uint32_t f) {
+  if (flows_[f].group != kCapGroup) --links_[flows_[f].group].group_flows;
   for (const Hop& h : flows_[f].hops) {
     Pair& p = pairs_[h.pair];
     const PairEntry moved = p.flows.back();
@@ -381,9 +383,9 @@ double FlowNetwork::current_rate(const Flow& fl) const {
   return fl.group == kCapGroup ? fl.cap : links_[fl.group].level;
 }
 
-Time FlowNetwork::member_finish(const Link& g, const Flow& fl) const {
-  const double left = fl.target - g.vclock;
-  if (left <= finish_epsilon(fl)) return g.level_since;
+Time FlowNetwork::member_finish(const Link& g, double target, double epsilon) const {
+  const double left = target - g.vclock;
+  if (left <= epsilon) return g.level_since;
   return finish_after(g.level_since, left, g.level);
 }
 
@@ -412,10 +414,11 @@ void FlowNetwork::leave_group(uint32_t f) {
     Link& g = links_[fl.group];
     if (fl.heap_pos != kNone) {
       heap_erase(
-          g.members, fl.heap_pos, [this](uint32_t a, uint32_t b) { return member_before(a, b); },
-          [this, &g](std::size_t i, uint32_t x) {
+          g.members, fl.heap_pos,
+          [this](const Member& a, const Member& b) { return member_before(a, b); },
+          [this, &g](std::size_t i, const Member& x) {
             g.members[i] = x;
-            flows_[x].heap_pos = static_cast<uint32_t>(i);
+            flows_[x.flow].heap_pos = static_cast<uint32_t>(i);
           });
     }
     touch(fl.group);
@@ -448,10 +451,11 @@ void FlowNetwork::enter_group(uint32_t f, uint32_t group) {
   }
   fl.target = vclock_now(g) + fl.rem_join;
   heap_push(
-      g.members, f, [this](uint32_t a, uint32_t b) { return member_before(a, b); },
-      [this, &g](std::size_t i, uint32_t x) {
+      g.members, Member{fl.target, finish_epsilon(fl), f},
+      [this](const Member& a, const Member& b) { return member_before(a, b); },
+      [this, &g](std::size_t i, const Member& x) {
         g.members[i] = x;
-        flows_[x].heap_pos = static_cast<uint32_t>(i);
+        flows_[x.flow].heap_pos = static_cast<uint32_t>(i);
       });
   touch(group);
 }
@@ -478,7 +482,10 @@ void FlowNetwork::set_level(uint32_t g, double level) {
   if (l.vclock > kRebaseBytes) {
     // Targets are compared with the clock by subtraction: keep both small so that the
     // difference keeps its precision. Order in the heap is unchanged.
-    for (const uint32_t f : l.members) flows_[f].target -= l.vclock;
+    for (Member& m : l.members) {
+      m.target -= l.vclock;
+      flows_[m.flow].target -= l.vclock;
+    }
     l.vclock = 0;
   }
   touch(g);
@@ -494,7 +501,8 @@ void FlowNetwork::refresh_groups() {
   for (const uint32_t g : touched_) {
     Link& l = links_[g];
     l.touched = false;
-    l.finish = l.members.empty() ? Time::max() : member_finish(l, flows_[l.members[0]]);
+    l.finish = l.members.empty() ? Time::max()
+                                 : member_finish(l, l.members[0].target, l.members[0].epsilon);
     if (l.finish == Time::max()) {
       if (l.heap_pos != kNone) {
         const std::size_t i = l.heap_pos;
@@ -595,13 +603,17 @@ void FlowNetwork::on_completion_event() {
       flows_[x].heap_pos = static_cast<uint32_t>(i);
     };
   };
-  const auto by_member = [this](uint32_t a, uint32_t b) { return member_before(a, b); };
+  const auto by_member = [this](const Member& a, const Member& b) { return member_before(a, b); };
   while (!group_heap_.empty() && links_[group_heap_[0]].finish <= now) {
     const uint32_t g = group_heap_[0];
     Link& l = links_[g];
-    while (!l.members.empty() && member_finish(l, flows_[l.members[0]]) <= now) {
-      const uint32_t f = l.members[0];
-      heap_erase(l.members, 0, by_member, member_place(l.members));
+    while (!l.members.empty() &&
+           member_finish(l, l.members[0].target, l.members[0].epsilon) <= now) {
+      const uint32_t f = l.members[0].flow;
+      heap_erase(l.members, 0, by_member, [this, &l](std::size_t i, const Member& x) {
+        l.members[i] = x;
+        flows_[x.flow].heap_pos = static_cast<uint32_t>(i);
+      });
       flows_[f].heap_pos = kNone;
       done_.push_back(f);
     }
@@ -720,7 +732,8 @@ Time FlowNetwork::flow_finish_time(FlowId id) const {
   if (f == kNone) return Time::max();
   const Flow& fl = flows_[f];
   if (fl.state != State::kMoving || fl.pending || fl.heap_pos == kNone) return Time::max();
-  return fl.group == kCapGroup ? fl.finish : member_finish(links_[fl.group], fl);
+  return fl.group == kCapGroup ? fl.finish
+                               : member_finish(links_[fl.group], fl.target, finish_epsilon(fl));
 }
 
 void FlowNetwork::for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {

@@ -200,6 +200,12 @@ class FlowNetwork {
     uint32_t group;
     uint32_t pair;
   };
+  // A link group's member, keyed inline so that sifting reads no flow.
+  struct Member {
+    double target;   // the flow's target
+    double epsilon;  // finish_epsilon() of the flow
+    uint32_t flow;
+  };
   // One link crossed by a group's members, and how many of them cross it.
   struct GroupLink {
     uint32_t link;
@@ -218,7 +224,8 @@ class FlowNetwork {
     std::vector<LivePair> live;   // those with flows
     // as a group: the flows whose bottleneck it is
     std::vector<GroupLink> glinks;  // links its members cross (count > 0)
-    std::vector<uint32_t> members;  // min-heap by (target, seq); pending flows excluded
+    uint32_t group_flows = 0;       // flows in the group, pending ones included
+    std::vector<Member> members;    // min-heap by (target, seq); pending flows excluded
     double level = 0;               // rate of each member, bytes/s
     double vclock = 0;              // bytes served per member, as of level_since
     Time level_since;
@@ -272,7 +279,7 @@ class FlowNetwork {
   void move_flow(uint32_t f, uint32_t group);
   double remaining_now(const Flow& fl) const;
   double vclock_now(const Link& g) const;
-  Time member_finish(const Link& g, const Flow& fl) const;
+  Time member_finish(const Link& g, double target, double epsilon) const;
   double current_rate(const Flow& fl) const;
   void credit(const Flow& fl, double moved);
   void touch(uint32_t g);
@@ -299,10 +306,8 @@ class FlowNetwork {
   void trace_flow_end(const Flow& fl, bool cancelled);
   static double finish_epsilon(const Flow& fl) { return 1e-12 * fl.bytes + 1e-9; }
 
-  bool member_before(uint32_t a, uint32_t b) const {
-    const Flow& x = flows_[a];
-    const Flow& y = flows_[b];
-    return x.target < y.target || (x.target == y.target && x.seq < y.seq);
+  bool member_before(const Member& a, const Member& b) const {
+    return a.target < b.target || (a.target == b.target && flows_[a.flow].seq < flows_[b.flow].seq);
   }
   bool capped_before(uint32_t a, uint32_t b) const {
     const Flow& x = flows_[a];
@@ -344,6 +349,7 @@ class FlowNetwork {
   std::vector<uint32_t> fill_slot_;  // slot by link
   std::vector<double> block_low_;
   uint32_t fill_live_ = 0;
+  bool shares_stale_ = false;  // capped freezes since the last search left shares stale
   // The last filling pass, for resuming the next one (see fill()): the link frozen at each step
   // and its level, each link's step (kNone if it did not freeze), and before every
   // kSnapshotSteps-th step the spare capacity and unfrozen count of every link.

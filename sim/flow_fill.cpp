@@ -119,7 +119,7 @@ void FlowNetwork::fill() {
     Link& l = links_[k];
     if (l.flow_count == 0) continue;
     set_load(k, std::clamp(l.capacity - fill_rem_[k], 0.0, l.capacity));
-    if (!fill_frozen_[k] || l.self_pair == kNone || pairs_[l.self_pair].flows.empty()) continue;
+    if (!fill_frozen_[k] || l.group_flows == 0) continue;
     const double level = fill_level_[k];
     const double diff = std::fabs(level - l.level);
     if (diff > kRateTolerance * std::max(level, l.level) || (l.level == 0) != (level == 0)) {
@@ -133,6 +133,7 @@ void FlowNetwork::fill() {
 // that change affects (returns that step; see resume_point()).
 uint32_t FlowNetwork::start_filling() {
   const std::size_t n = links_.size();
+  shares_stale_ = false;
   fill_rem_.resize(n);
   fill_cnt_.resize(n);
   fill_frozen_.resize(n);
@@ -289,6 +290,15 @@ void FlowNetwork::take_snapshot(uint32_t step) {
 uint32_t FlowNetwork::min_share_link() {
   const std::size_t padded = (fill_live_ + 7) / 8 * 8;
   if (padded == 0) return kNone;
+  if (shares_stale_) {
+    // Capped freezes since the last search left shares as they were (lower bounds, as shares
+    // only rise): bring them up to date once here rather than at each of those freezes.
+    for (uint32_t i = 0; i < fill_live_; ++i) {
+      const uint32_t k = fill_link_[i];
+      fill_share_[i] = fill_cnt_[k] == 0 ? kInf : fill_rem_[k] * inverse_[fill_cnt_[k]];
+    }
+    shares_stale_ = false;
+  }
   const std::size_t blocks = (padded + kScanBlock - 1) / kScanBlock;
   for (;;) {
     std::size_t b = 0;
@@ -334,11 +344,11 @@ void FlowNetwork::freeze_capped(uint32_t f) {
   Flow& fl = flows_[f];
   if (fl.group != kCapGroup) move_flow(f, kCapGroup);
   fl.frozen_mark = epoch_;
+  shares_stale_ = true;
   for (const Hop& h : fl.hops) {
     const uint32_t k = h.link;
     fill_rem_[k] -= fl.cap;
-    const uint32_t c = --fill_cnt_[k];
-    fill_share_[fill_slot_[k]] = c == 0 ? kInf : fill_rem_[k] * inverse_[c];
+    --fill_cnt_[k];
   }
   trace_rate(fl, fl.cap);
 }
@@ -349,8 +359,7 @@ void FlowNetwork::freeze_link(uint32_t li, double level) {
   // unfrozen group are unfrozen). Only the pairs of li with flows are visited, from the back:
   // a pair emptied here is replaced by the last one (already visited), and a pair that gains
   // flows here, (li, li), is appended. Indices, not references: moving a flow may add pairs.
-  const uint32_t self = links_[li].self_pair;
-  if (fill_cnt_[li] != (self == kNone ? 0 : pairs_[self].flows.size())) {
+  if (fill_cnt_[li] != links_[li].group_flows) {
     for (std::size_t pi = links_[li].live.size(); pi-- > 0;) {
       const auto [g, pid] = links_[li].live[pi];
       if (g == li) continue;
