@@ -133,7 +133,9 @@ void register_calibrate(CLI::App& app, Action& action) {
         // Host-bound eager steps of the training split: the ratio of the measured step to the host
         // time Ridge predicts for it at host_python_scale 1 (the per-op costs measured in tight
         // loops) is the in-model Python factor; its median over the cases is host_python_scale.
-        // Several runs (leases) pool their cases: the host's speed differs between them.
+        // Several runs (leases) pool their cases: the host's speed differs between them. In runs
+        // with CPU probes a case is measured over its steps at nominal host speed, and one with
+        // fewer than 3 such steps (host_slowed) is left out.
         hw::GpuSpec fitted = models::apply_calibration(gpu, res);
         fitted.model["host_python_scale"] = 1.0;
         std::vector<double> implied;
@@ -150,7 +152,7 @@ void register_calibrate(CLI::App& app, Action& action) {
           sources += (sources.empty() ? "" : ", ") + path;
           for (const auto& row : workloads::compare_e2e(doc, fitted, &cache)) {
             if (row.bound == "host" && row.dispatches > 0 && row.host_busy_s > 0 &&
-                !models::is_held_out(row.id))
+                !row.host_slowed && !models::is_held_out(row.id))
               implied.push_back(row.measured_s / row.host_busy_s);
           }
         }
@@ -165,7 +167,9 @@ void register_calibrate(CLI::App& app, Action& action) {
               implied.size() > 1
                   ? (models::percentile(implied, 90) - models::percentile(implied, 10)) / p.value
                   : 0.0;
-          p.sources = sources + " (host-bound eager steps: measured / predicted host time)";
+          p.sources = sources +
+                      " (host-bound eager steps at nominal host speed: measured / predicted host "
+                      "time)";
           res.params.push_back(p);
         }
       }

@@ -32,9 +32,9 @@ tmp=$(mktemp)
 } > "$tmp.acc"
 # The e2e runs, one per lease of the lent H200 (validate/data/h200/e2e*/run.log say when and how).
 e2e_runs=""
-for r in e2e e2e_run2 e2e_run3 e2e_run4; do e2e_runs="$e2e_runs --e2e-table $D/$r/e2e.json"; done
+for r in e2e e2e_run2 e2e_run3 e2e_run4 e2e_run5 e2e_run6 e2e_run7; do e2e_runs="$e2e_runs --e2e-table $D/$r/e2e.json"; done
 $ridge run $e2e_runs --gpu $gpu --out docs/e2e-validation.md >/dev/null
-sed -n '/^| case/,/^Mean absolute error/p' docs/e2e-validation.md > "$tmp.e2e"
+sed -n '/^| case/,/^Spread:/p' docs/e2e-validation.md | grep -v '^Spread:' | sed '$d' > "$tmp.e2e"
 echo >> "$tmp.e2e"
 echo "Made by \`scripts/update-readme-tables.sh\`: \`ridge run$e2e_runs --gpu $gpu --out docs/e2e-validation.md\`." >> "$tmp.e2e"
 splice() {  # splice MARKER FILE: replaces the lines between <!-- MARKER:begin --> and <!-- MARKER:end -->

@@ -24,8 +24,9 @@ void text_encoder(Emitter& e, const TextEncoderConfig& t) {
     e.views(6);
     e.kernel("attn.sdpa", C::kAttention, "attention",
              {{"batch", t.batch}, {"heads", t.heads}, {"seq_q", t.seq}, {"head_dim", d / t.heads}});
-    e.views(1);  // y.transpose(1, 2) before the reshape's copy
-    e.elementwise("attn.transpose", "copy", T * d);
+    // y.transpose(1, 2).reshape(B, T, C): views, cuDNN's SDPA output is already [B, T, H, D]
+    // in memory (no copy kernel before the projection in the e2e timeline).
+    e.views(2);
     e.gemm("attn.proj", T, d, d);
     e.elementwise("residual1", "add", T * d);
     e.kernel("ln2", C::kElementwise, "layernorm", {{"rows", T}, {"cols", d}});
@@ -89,8 +90,7 @@ void denoiser(Emitter& e, const DiffusionConfig& m, const std::string& prefix) {
     e.splits(1);  // .unbind(0)
     e.kernel("attn.sdpa", C::kAttention, "attention",
              {{"batch", B}, {"heads", x.heads}, {"seq_q", N}, {"head_dim", hd}});
-    e.views(1);  // a.transpose(1, 2) before the reshape's copy
-    e.elementwise("attn.transpose", "copy", BN * d);
+    e.views(2);  // a.transpose(1, 2).reshape(B, T, d): views (as in the text encoder)
     e.gemm("attn.proj", BN, d, d);
     e.views(1);  // g_msa.unsqueeze(1)
     e.elementwise("attn.gate", "mul", BN * d);
@@ -101,7 +101,7 @@ void denoiser(Emitter& e, const DiffusionConfig& m, const std::string& prefix) {
       e.gemm("xattn.kv", B * Lt, 2 * d, m.text.d_model);
       e.kernel("xattn.sdpa", C::kAttention, "attention",
                {{"batch", B}, {"heads", x.heads}, {"seq_q", N}, {"seq_kv", Lt}, {"head_dim", hd}});
-      e.elementwise("xattn.transpose", "copy", BN * d);
+      e.views(2);  // transpose + reshape of the output: views
       e.gemm("xattn.o", BN, d, d);
       e.elementwise("xattn.residual", "add", BN * d);
     }

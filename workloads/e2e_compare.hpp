@@ -1,7 +1,13 @@
 // Predicted against measured end-to-end runs: reads validate/e2e records (ridge.records/1, ops
 // e2e_train, e2e_prefill, e2e_decode, e2e_diffusion, e2e_stage), rebuilds each workload from the
 // record's params with the builders that mirror the PyTorch programs, simulates it, and reports the
-// error of the step time against timing.median_us and the kernel count against the profile's.
+// error of the step time against the measured median and the kernel count against the profile's.
+// The measured median: where the run recorded a CPU probe around every step (cpu_probe, a fixed
+// piece of pure-Python work timed before and after each call by validate/e2e/e2e_common.py), over
+// the steps issued at the host's nominal speed only (probe <= kNominalProbeRatio x the run's
+// fastest probe), when at least 3 are; else timing.median_us. The lent machine's host CPU runs
+// 1.5-2x slower in stretches of 0.1 s to several seconds (validate/e2e/README.md,
+// host_stall_probe.py), and Ridge prices the host at one speed.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +28,16 @@ struct E2eRow {
   std::string bound;         ///< host-bound or GPU-bound, from the critical path
   long long dispatches = 0;  ///< eager host dispatches (0 when replayed as a CUDA graph)
   double host_busy_s = 0;    ///< predicted host time issuing the step
+  int steps = 0;             ///< timed steps with a CPU probe (0: the run has no probes)
+  int steps_kept = 0;        ///< of those, issued at nominal host speed (the measured median's)
+  bool host_slowed = false;  ///< probes but fewer than 3 nominal steps: median of all steps
 };
+
+/// A step counts as issued at nominal host speed when its CPU probe took at most this many times
+/// the run's fastest probe. The probe's own jitter at nominal speed reaches 1.2x (CUDA-graph
+/// decode steps, which no host speed affects, validate/data/h200/e2e_run6); slowed stretches run
+/// at 1.5-2x.
+inline constexpr double kNominalProbeRatio = 1.25;
 
 /// Simulated results by case (op and params), for one GPU spec: runs that measured the same case
 /// share one simulation. Pass the same cache only with the same GpuSpec.

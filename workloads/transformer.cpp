@@ -148,7 +148,9 @@ void attention_fwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool
             {"head_dim", x.hd},
             {"causal", true},
             {"pass", "fwd"}});
-  e.elementwise("attn.transpose", "copy", x.T * x.q);  // y.transpose(1,2).contiguous()
+  // y.transpose(1, 2).reshape(...) launches nothing: cuDNN's SDPA writes its output in the
+  // query's stride order, [b, s, h, d] for q = x.view(b, s, h, d).transpose(1, 2), so the reshape
+  // is a view (no copy kernel between SDPA and the projection in any e2e timeline).
   linear_fwd(e, m, "attn.proj", x.T, x.q, x.d, false);
 }
 
@@ -186,7 +188,7 @@ void layer_bwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool acc
   norm_bwd(e, m, "ln2", x.T, acc);
   e.elementwise("residual2.grad_sum", "add", x.T * x.d, "fp32");
   linear_bwd(e, m, "attn.proj", x.T, x.q, x.d, false, acc);
-  e.elementwise("attn.transpose.bwd", "copy", x.T * x.q);
+  // The reshape's and transpose's backward are views too (see attention_fwd).
   // FlashAttention backward: dot(dO, O) preprocessing, the main kernel, dQ conversion.
   e.kernel("attn.sdpa.bwd", C::kAttention, "attention",
            {{"batch", x.b},
@@ -347,8 +349,7 @@ void infer_layer(Emitter& e, const TransformerConfig& m, const Shapes& x, long l
             {"head_dim", x.hd},
             {"causal", prefill},
             {"pass", "fwd"}});
-  e.views(x.s > 1 ? 1 : 2);
-  if (x.s > 1) e.elementwise("attn.transpose", "copy", x.T * x.q);  // a view when one token
+  e.views(2);  // o.transpose(1, 2).reshape(...): views (see attention_fwd)
   e.gemm("attn.o", x.T, x.d, x.q);
   e.elementwise("residual1", "add", x.T * x.d);
   e.views(1);

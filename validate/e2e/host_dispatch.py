@@ -65,6 +65,16 @@ def cases(torch, nn, F):
     vb = torch.randn(2, 4, 8, 16, device=dev, dtype=bf)
     ln_na = nn.LayerNorm(64, elementwise_affine=False, device=dev, dtype=bf)
     c6 = torch.randn(2, 384, device=dev, dtype=bf)
+    # The same calls at the e2e models' own sizes (still host-bound: the GPU work is 1-3 us): DiT
+    # activations [2, 256, 1152] bf16 (1.18 MB, above the caching allocator's 1 MB small-block
+    # limit) and text-encoder activations [1, 77, 768] (118 kB).
+    xL = torch.randn(2, 256, 1152, device=dev, dtype=bf)
+    tL = torch.randn(2, 1, 1152, device=dev, dtype=bf)
+    linL = nn.Linear(1152, 1152, device=dev, dtype=bf)
+    lnL = nn.LayerNorm(1152, elementwise_affine=False, device=dev, dtype=bf)
+    xT = torch.randn(1, 77, 768, device=dev, dtype=bf)
+    linT = nn.Linear(768, 768, device=dev, dtype=bf)
+    lnT = nn.LayerNorm(768, device=dev, dtype=bf)
 
     c = [
         # name, category (Ridge's op kind it stands for), fn
@@ -102,6 +112,14 @@ def cases(torch, nn, F):
         ("layernorm_module_noaffine", "norm", lambda: ln_na(xb)),
         ("chunk6", "view", lambda: c6.chunk(6, dim=1)),
         ("unsqueeze", "view", lambda: sb.unsqueeze(1)),
+        ("add_dit_size", "elementwise", lambda: xL + xL),
+        ("mul_broadcast_dit_size", "elementwise", lambda: xL * tL),
+        ("gelu_tanh_dit_size", "elementwise", lambda: F.gelu(xL, approximate="tanh")),
+        ("linear_module_bias_dit_size", "gemm", lambda: linL(xL)),
+        ("layernorm_noaffine_dit_size", "norm", lambda: lnL(xL)),
+        ("add_text_size", "elementwise", lambda: xT + xT),
+        ("linear_module_bias_text_size", "gemm", lambda: linT(xT)),
+        ("layernorm_module_text_size", "norm", lambda: lnT(xT)),
         ("empty_python_call", "none", lambda: None),
     ]
     return c
