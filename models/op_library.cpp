@@ -181,10 +181,14 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   // 192-wide tiles: cuBLAS 13 picks 192x192 and 192x128 on the H200 (library.tile in
   // validate/data/h200/gemm.json; nvjet_sm90_tst_192x192_64x4 / 192x128_64x5 kernels in the e2e
   // GPT-2 timelines), which fit k=768 GEMMs' tile counts to whole waves better than 256x128.
+  // Skinny tiles 16x64 and 64x16 for a few rows or columns (decode): cuBLAS runs 64x8, 64x16 and
+  // 8x64-class tiles there (gemm.json library.tile; nvjet_sm90_tst_8x64 / 64x8 in the Llama decode
+  // timelines) rather than split-K over 64x64 tiles.
   static const std::vector<Tile> kTensor = {
       {128, 256, 384, 168, 4, 2}, {256, 128, 384, 168, 4, 2}, {192, 192, 384, 168, 4, 2},
       {192, 128, 384, 168, 5, 2}, {128, 192, 384, 168, 5, 2}, {128, 128, 256, 168, 4, 2},
-      {64, 128, 128, 168, 4, 1},  {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1}};
+      {64, 128, 128, 168, 4, 1},  {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1},
+      {16, 64, 128, 128, 4, 1},   {64, 16, 128, 128, 4, 1}};
   // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
   static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
   const auto& tiles = g.tensor ? kTensor : kSimt;

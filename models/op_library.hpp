@@ -3,17 +3,16 @@
 //
 // Captures, per op (sources in op_library.cpp beside each builder):
 //  - gemm: cuBLASLt-style tiling. Hopper tensor-core tiles 128x256, 256x128, 192x192, 192x128,
-//    128x192, 128x128, 64x128, 128x64, 64x64 with 128-byte k steps (64 for bf16/fp16) and a 4- or
-//    5-stage TMA pipeline; on sm_90 and later the tensor-core kernels are persistent (one CTA per
-//    SM looping over tiles, each tile's epilogue hidden under the next main loop: the per-tile
-//    overhead shows once per SM, not once per wave); SIMT
-//    SGEMM 128x128x8 and 64x64x8 for fp32 without tf32. The tile (and split-K factor, when the
-//    output tiles are fewer than the SMs and k is long) is the one with the least predicted time,
-//    as cuBLAS's heuristics aim to pick. Partial tiles cost a full tile (tile quantization in m, n
-//    and k). Split-K adds an fp32 reduction kernel.
-//    A wave's tiles march along k together, so the L2 working set of their re-reads is the A and
-//    B panels of one wave over a window of k (not the whole of k). fp32 and tf32 at m = 1 run a
-//    gemv kernel streaming the matrix once; every other shape runs tiles.
+//    128x192, 128x128, 64x128, 128x64, 64x64, 16x64, 64x16 with 128-byte k steps (64 for bf16/fp16)
+//    and a 4- or 5-stage TMA pipeline; on sm_90 and later the tensor-core kernels are persistent
+//    (one CTA per SM looping over tiles, each tile's epilogue hidden under the next main loop: the
+//    per-tile overhead shows once per SM, not once per wave); SIMT SGEMM 128x128x8 and 64x64x8 for
+//    fp32 without tf32. The tile (and split-K factor, when the output tiles are fewer than the SMs
+//    and k is long) is the one with the least predicted time, as cuBLAS's heuristics aim to pick.
+//    Partial tiles cost a full tile (tile quantization in m, n and k). Split-K adds an fp32
+//    reduction kernel. A wave's tiles march along k together, so the L2 working set of their
+//    re-reads is the A and B panels of one wave over a window of k (not the whole of k). fp32 and
+//    tf32 at m = 1 run a gemv kernel streaming the matrix once; every other shape runs tiles.
 //  - elementwise, membw, adamw: grid-stride kernels with 16-byte vector loads (PyTorch's
 //    vectorized elementwise; multi_tensor_apply for fused AdamW: 65536-element chunks, 320 chunks
 //    per launch). membw over one buffer (or a few) whose footprint fits L2 reads it from L2.
