@@ -110,6 +110,7 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   l.latency = latency;
   l.created = sim_.now();
   links_.push_back(std::move(l));
+  group_pos_.push_back(kNone);
   resumable_ = false;
   return LinkId{static_cast<uint32_t>(links_.size() - 1)};
 }
@@ -493,26 +494,26 @@ void FlowNetwork::set_level(uint32_t g, double level) {
 
 // Recomputes the earliest finish of every touched group and its place in group_heap_.
 void FlowNetwork::refresh_groups() {
-  const auto before = [this](uint32_t a, uint32_t b) { return group_before(a, b); };
-  const auto place = [this](std::size_t i, uint32_t x) {
+  const auto place = [this](std::size_t i, const GroupEntry& x) {
     group_heap_[i] = x;
-    links_[x].heap_pos = static_cast<uint32_t>(i);
+    group_pos_[x.group] = static_cast<uint32_t>(i);
   };
   for (const uint32_t g : touched_) {
     Link& l = links_[g];
     l.touched = false;
     l.finish = l.members.empty() ? Time::max()
                                  : member_finish(l, l.members[0].target, l.members[0].epsilon);
+    const uint32_t pos = group_pos_[g];
     if (l.finish == Time::max()) {
-      if (l.heap_pos != kNone) {
-        const std::size_t i = l.heap_pos;
-        l.heap_pos = kNone;
-        heap_erase(group_heap_, i, before, place);
+      if (pos != kNone) {
+        group_pos_[g] = kNone;
+        heap_erase(group_heap_, pos, group_before, place);
       }
-    } else if (l.heap_pos == kNone) {
-      heap_push(group_heap_, g, before, place);
+    } else if (pos == kNone) {
+      heap_push(group_heap_, GroupEntry{l.finish, g}, group_before, place);
     } else {
-      heap_fix(group_heap_, l.heap_pos, before, place);
+      group_heap_[pos].finish = l.finish;
+      heap_fix(group_heap_, pos, group_before, place);
     }
   }
   touched_.clear();
@@ -578,7 +579,7 @@ void FlowNetwork::settle() {
 void FlowNetwork::arm() {
   refresh_groups();
   Time t = Time::max();
-  if (!group_heap_.empty()) t = links_[group_heap_[0]].finish;
+  if (!group_heap_.empty()) t = group_heap_[0].finish;
   if (!capped_heap_.empty()) t = std::min(t, flows_[capped_heap_[0]].finish);
   if (t == Time::max()) return;
   t = std::max(t, sim_.now());
@@ -604,8 +605,8 @@ void FlowNetwork::on_completion_event() {
     };
   };
   const auto by_member = [this](const Member& a, const Member& b) { return member_before(a, b); };
-  while (!group_heap_.empty() && links_[group_heap_[0]].finish <= now) {
-    const uint32_t g = group_heap_[0];
+  while (!group_heap_.empty() && group_heap_[0].finish <= now) {
+    const uint32_t g = group_heap_[0].group;
     Link& l = links_[g];
     while (!l.members.empty() &&
            member_finish(l, l.members[0].target, l.members[0].epsilon) <= now) {

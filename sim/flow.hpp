@@ -230,7 +230,6 @@ class FlowNetwork {
     double vclock = 0;              // bytes served per member, as of level_since
     Time level_since;
     Time finish = Time::max();   // its earliest member's
-    uint32_t heap_pos = kNone;   // in group_heap_
     uint32_t self_pair = kNone;  // pair (this link, this group)
     uint32_t cap_pair = kNone;   // pair (this link, kCapGroup)
     bool touched = false;
@@ -319,8 +318,13 @@ class FlowNetwork {
     const uint64_t h = key * 0x9E3779B97F4A7C15ull;
     return static_cast<std::size_t>(h >> 32) & (pair_keys_.size() - 1);
   }
-  bool group_before(uint32_t a, uint32_t b) const {
-    return links_[a].finish < links_[b].finish || (links_[a].finish == links_[b].finish && a < b);
+  // A link group with members in group_heap_, keyed inline.
+  struct GroupEntry {
+    Time finish;  // its earliest member's
+    uint32_t group;
+  };
+  static bool group_before(const GroupEntry& a, const GroupEntry& b) {
+    return a.finish < b.finish || (a.finish == b.finish && a.group < b.group);
   }
 
   Simulator& sim_;
@@ -332,7 +336,8 @@ class FlowNetwork {
   std::vector<uint32_t> pair_ids_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> capped_heap_;   // flows in kCapGroup by (finish, seq)
-  std::vector<uint32_t> group_heap_;    // link groups with members by (finish, index)
+  std::vector<GroupEntry> group_heap_;  // link groups with members by (finish, index)
+  std::vector<uint32_t> group_pos_;     // by link: its group's index in group_heap_, or kNone
   std::vector<uint32_t> pending_;       // flows waiting for the filling (may hold stale slots)
   std::vector<uint32_t> capped_live_;   // moving flows with a finite cap and a path
   std::vector<uint32_t> capped_flows_;  // the same by (cap, seq), as of the last filling
@@ -359,6 +364,7 @@ class FlowNetwork {
   std::vector<double> snap_rem_;
   std::vector<uint32_t> snap_cnt_;
   bool snapshots_ = false;         // this pass takes snapshots
+  uint32_t fill_from_ = 0;         // the step this pass resumed from (0: a full pass)
   bool resumable_ = false;         // the record above describes the state but for the changes since
   uint32_t changes_ = 0;           // arrivals and departures waiting for the filling
   int change_delta_ = 0;           // the first of them: +1 arrival, -1 departure

@@ -109,13 +109,17 @@ void FlowNetwork::fill() {
   }
   steps_.resize(step);
   step_level_.resize(step);
-  // Snapshots pay when they cost less than the count updates a pass makes.
   const std::size_t n = links_.size();
-  std::size_t updates = 0;
-  for (const uint32_t k : steps_) updates += links_[k].glinks.size();
   resumable_ = snapshots_;
-  snapshots_ = capped_live_.empty() && (step / kSnapshotSteps + 1) * n <= updates;
+  if (fill_from_ == 0) {
+    // Snapshots pay when they cost less than the count updates a full pass makes.
+    std::size_t updates = 0;
+    for (const uint32_t k : steps_) updates += links_[k].glinks.size();
+    snapshots_ = capped_live_.empty() && (step / kSnapshotSteps + 1) * n <= updates;
+  }
   for (uint32_t k = 0; k < n; ++k) {
+    // A link frozen before the step this pass resumed from keeps its spare capacity and level.
+    if (step_of_[k] < fill_from_) continue;
     Link& l = links_[k];
     if (l.flow_count == 0) continue;
     set_load(k, std::clamp(l.capacity - fill_rem_[k], 0.0, l.capacity));
@@ -142,6 +146,7 @@ uint32_t FlowNetwork::start_filling() {
   step_of_.resize(n, kNone);
   uint32_t replay_to = 0;
   const uint32_t from = resume_point(replay_to);
+  fill_from_ = from;
   if (from > 0 || replay_to > 0) {
     restore_filling(from, replay_to);
     ++resumed_;
