@@ -32,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import _trace_events, log, percentile, utc_iso  # noqa: E402
-from train_gpt import CONFIGS, LR, SEED, build_model  # noqa: E402
+from train_gpt import CONFIGS, training_step  # noqa: E402
 
 SCHEMA = "ridge.clock_probe/1"
 WARMUP = 5
@@ -263,20 +263,7 @@ def kernel_summary(prof, nsteps, last_n=None):
 def run_model(torch, nn, F, cfg, sampler, T0):
     name, L, d, H, V, T, B = cfg
     log("%s: build" % name)
-    torch.manual_seed(SEED)
-    with torch.device("cuda"):
-        model = build_model(torch, nn, F, L, d, H, V, T)
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, fused=True)
-    idx = torch.randint(0, V, (B, T), device="cuda")
-    tgt = torch.randint(0, V, (B, T), device="cuda")
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(idx, tgt)
-        loss.backward()
-        opt.step()
-        return loss
+    model, opt, idx, tgt, step = training_step(torch, nn, F, cfg)
 
     for _ in range(WARMUP):
         step()

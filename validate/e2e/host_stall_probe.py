@@ -296,20 +296,7 @@ def run_case(torch, name, params, step, warmup, n):
 def train_case(torch, nn, F, n):
     cfg = [c for c in train_gpt.CONFIGS if c[0] == "gpt2-medium"][0]
     name, L, d, H, V, T, B = cfg
-    torch.manual_seed(train_gpt.SEED)
-    with torch.device("cuda"):
-        model = train_gpt.build_model(torch, nn, F, L, d, H, V, T)
-    opt = torch.optim.AdamW(model.parameters(), lr=train_gpt.LR, fused=True)
-    idx = torch.randint(0, V, (B, T), device="cuda")
-    tgt = torch.randint(0, V, (B, T), device="cuda")
-
-    def step():   # train_gpt.run_config's step
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(idx, tgt)
-        loss.backward()
-        opt.step()
-        return loss
+    model, opt, idx, tgt, step = train_gpt.training_step(torch, nn, F, cfg)
 
     params = {"model": name, "layers": L, "d_model": d, "heads": H, "vocab": V, "seq": T,
               "micro_batch": B, "optimizer": "adamw_fused", "autocast": "bf16",

@@ -118,14 +118,14 @@ def phase_times(torch, model, opt, idx, tgt, reps=5):
             "method": "events at phase boundaries, host perf_counter without sync inside the step"}
 
 
-def run_config(torch, nn, F, out, budget, cfg, args):
+def training_step(torch, nn, F, cfg):
+    """The timed training step of one CONFIGS entry: (model, opt, idx, tgt, step), where step()
+    is zero_grad, forward + loss under bf16 autocast, backward and the fused AdamW step.
+    Shared with clock_probe.py and host_stall_probe.py, which time the same step."""
     name, L, d, H, V, T, B = cfg
-    case = "e2e/train/%s/b%d_s%d" % (name, B, T)
-    log("case %s: build" % case)
     torch.manual_seed(SEED)
     with torch.device("cuda"):
         model = build_model(torch, nn, F, L, d, H, V, T)
-    n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=LR, fused=True)
     idx = torch.randint(0, V, (B, T), device="cuda")
     tgt = torch.randint(0, V, (B, T), device="cuda")
@@ -137,6 +137,16 @@ def run_config(torch, nn, F, out, budget, cfg, args):
         loss.backward()
         opt.step()
         return loss
+
+    return model, opt, idx, tgt, step
+
+
+def run_config(torch, nn, F, out, budget, cfg, args):
+    name, L, d, H, V, T, B = cfg
+    case = "e2e/train/%s/b%d_s%d" % (name, B, T)
+    log("case %s: build" % case)
+    model, opt, idx, tgt, step = training_step(torch, nn, F, cfg)
+    n_params = sum(p.numel() for p in model.parameters())
 
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
