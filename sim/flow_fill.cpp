@@ -107,6 +107,8 @@ void FlowNetwork::fill() {
     step_level_[step] = level;
     step_of_[bottleneck] = step++;
   }
+  // The state after the last freeze is the one a resumed pass needs before step `step`.
+  if (snapshots_ && step % kSnapshotSteps == 0) take_snapshot(step);
   steps_.resize(step);
   step_level_.resize(step);
   const std::size_t n = links_.size();
