@@ -31,7 +31,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import _trace_events, log, percentile, utc_iso  # noqa: E402
+from e2e_common import _trace_events, log, percentile, union_span, utc_iso  # noqa: E402
 from train_gpt import CONFIGS, training_step  # noqa: E402
 
 SCHEMA = "ridge.clock_probe/1"
@@ -241,16 +241,7 @@ def kernel_summary(prof, nsteps, last_n=None):
         ks = ks[-last_n:]
     ksum = sum(b - a for a, b, k in ks if k)
     asum = sum(b - a for a, b, _ in ks)
-    busy = 0.0
-    cs, ce = ks[0][0], ks[0][1]
-    for a, b, _ in ks[1:]:
-        if a > ce:
-            busy += ce - cs
-            cs, ce = a, b
-        else:
-            ce = max(ce, b)
-    busy += ce - cs
-    span = max(b for _, b, _ in ks) - ks[0][0]
+    busy, span = union_span(ks)
     return {"steps": nsteps, "activities_in_trace": n_all, "activities_used": len(ks),
             "kernels": sum(1 for x in ks if x[2]),
             "kernel_sum_ms_per_step": round(ksum / 1e3 / nsteps, 4),

@@ -153,12 +153,24 @@ def build(torch, nn, F, cfg, use_gqa):
                 return F.linear(x, self.embed_tokens.weight)
             return self.lm_head(x)
 
-    # Built under default dtype bf16 (see run_model): Linear weights nn.Linear default
+    # Built under default dtype bf16 (see build_bf16): Linear weights nn.Linear default
     # (kaiming uniform), embedding N(0, 1), RMSNorm weight 1 + 0.1*N(0,1); RoPE tables fp32.
     model = Llama()
     for p in model.parameters():
         p.requires_grad_(False)
     return model
+
+
+def build_bf16(torch, nn, F, cfg, use_gqa):
+    """build() on the GPU with bf16 as the default dtype (restored afterwards): the timed models'
+    and the host probes' way of making one."""
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device("cuda"):
+            return build(torch, nn, F, cfg, use_gqa)
+    finally:
+        torch.set_default_dtype(prev)
 
 
 def make_caches(torch, cfg, batch):
@@ -186,13 +198,7 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
     log("model %s: build" % name)
     torch.manual_seed(SEED)
     t0 = time.perf_counter()
-    prev_dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.bfloat16)
-    try:
-        with torch.device("cuda"):
-            model = build(torch, nn, F, cfg, use_gqa)
-    finally:
-        torch.set_default_dtype(prev_dtype)
+    model = build_bf16(torch, nn, F, cfg, use_gqa)
     torch.cuda.synchronize()
     n_params = sum(p.numel() for p in model.parameters())
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())

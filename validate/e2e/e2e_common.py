@@ -93,6 +93,23 @@ def stats_us(xs_us, method="per_call", warmup=0):
 _GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
+def union_span(intervals):
+    """(length of the union, first start to last end) of (start, end, ...) tuples, sorted by start."""
+    if not intervals:
+        return 0.0, 0.0
+    busy = 0.0
+    cs, ce = intervals[0][0], intervals[0][1]
+    for iv in intervals[1:]:
+        s, t = iv[0], iv[1]
+        if s > ce:
+            busy += ce - cs
+            cs, ce = s, t
+        else:
+            ce = max(ce, t)
+    busy += ce - cs
+    return busy, max(iv[1] for iv in intervals) - intervals[0][0]
+
+
 def summarize_trace_events(events, top=40, name_max=400):
     """Summarise Kineto chrome-trace events (list of dicts) into the record's profile block.
 
@@ -149,19 +166,8 @@ def summarize_trace_events(events, top=40, name_max=400):
                 launch_api[name] = launch_api.get(name, 0) + 1
             if "Synchronize" in name:
                 sync_api_us += dur
-    busy = 0.0
-    span = 0.0
-    if intervals:
-        intervals.sort()
-        cs, ce = intervals[0]
-        for s, t in intervals[1:]:
-            if s > ce:
-                busy += ce - cs
-                cs, ce = s, t
-            else:
-                ce = max(ce, t)
-        busy += ce - cs
-        span = max(t for _, t in intervals) - intervals[0][0]
+    intervals.sort()
+    busy, span = union_span(intervals)
     klist = sorted(kern.values(), key=lambda k: -k["total_us"])
     for k in klist:
         k["total_us"] = round(k["total_us"], 3)

@@ -302,13 +302,7 @@ def main():
                        ffn=128, vocab=256, tied_embeddings=False, rope_theta=500000.0,
                        norm_eps=1e-5)
             torch.manual_seed(0)
-            prev = torch.get_default_dtype()
-            torch.set_default_dtype(torch.bfloat16)
-            try:
-                with torch.device("cuda"):
-                    model = decode_llama.build(torch, nn, F, cfg, True)
-            finally:
-                torch.set_default_dtype(prev)
+            model = decode_llama.build_bf16(torch, nn, F, cfg, True)
             with torch.inference_mode():
                 caches = decode_llama.make_caches(torch, cfg, 1)
                 tok = torch.randint(0, 256, (1, 1), device="cuda")

@@ -313,13 +313,7 @@ def decode_case(torch, nn, F, n):
     cfg = [m for m in decode_llama.MODELS if m["model"] == "llama3.2-1b"][0]
     use_gqa = decode_llama.gqa_supported(torch, F)
     torch.manual_seed(decode_llama.SEED)
-    prev = torch.get_default_dtype()
-    torch.set_default_dtype(torch.bfloat16)
-    try:
-        with torch.device("cuda"):
-            model = decode_llama.build(torch, nn, F, cfg, use_gqa)
-    finally:
-        torch.set_default_dtype(prev)
+    model = decode_llama.build_bf16(torch, nn, F, cfg, use_gqa)
     ctx = decode_llama.CONTEXT
     with torch.inference_mode():
         caches = decode_llama.make_caches(torch, cfg, 1)
