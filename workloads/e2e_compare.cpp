@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "models/records.hpp"
 #include "workloads/analysis.hpp"
 #include "workloads/diffusion.hpp"
 #include "workloads/executor.hpp"
@@ -40,15 +41,6 @@ TransformerConfig transformer_from(const nlohmann::json& p, bool llama) {
   return m;
 }
 
-// Linear-interpolated median (validate/e2e/e2e_common.py's percentile(xs, 50)).
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const double k = 0.5 * static_cast<double>(xs.size() - 1);
-  const auto f = static_cast<std::size_t>(std::floor(k));
-  const std::size_t c = std::min(f + 1, xs.size() - 1);
-  return xs[f] + (xs[c] - xs[f]) * (k - static_cast<double>(f));
-}
-
 // The run's fastest CPU probe (0 if it has none).
 double fastest_probe(const nlohmann::json& recs) {
   double best = 0;
@@ -76,8 +68,8 @@ void measure(const nlohmann::json& r, double fastest, E2eRow& row) {
       kept.push_back(steps[i].get<double>());
   row.steps = static_cast<int>(steps.size());
   row.steps_kept = static_cast<int>(kept.size());
-  if (kept.size() >= 3)
-    row.measured_s = median(kept) * 1e-6;
+  if (kept.size() >= 3)  // linear-interpolated, as validate/e2e/e2e_common.py's percentile
+    row.measured_s = models::percentile(std::move(kept), 50) * 1e-6;
   else
     row.host_slowed = true;
 }
