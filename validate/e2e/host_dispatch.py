@@ -75,6 +75,21 @@ def cases(torch, nn, F):
     xT = torch.randn(1, 77, 768, device=dev, dtype=bf)
     linT = nn.Linear(768, 768, device=dev, dtype=bf)
     lnT = nn.LayerNorm(768, device=dev, dtype=bf)
+    xF = torch.randn(2, 256, 4608, device=dev, dtype=bf)  # the DiT's MLP hidden size (4.7 MB)
+
+    # A chain of 16 adds whose results all stay alive until the chain ends, as a forward pass's
+    # activations do (one call = 16 ops; divide by 16): whether the caching allocator's cost per
+    # op grows with the number of live blocks and with their size (blocks above 1 MB come from
+    # its large pool).
+    def chain16(t):
+        def fn():
+            outs = []
+            y = t
+            for _ in range(16):
+                y = y + t
+                outs.append(y)
+            return outs
+        return fn
 
     c = [
         # name, category (Ridge's op kind it stands for), fn
@@ -120,6 +135,10 @@ def cases(torch, nn, F):
         ("add_text_size", "elementwise", lambda: xT + xT),
         ("linear_module_bias_text_size", "gemm", lambda: linT(xT)),
         ("layernorm_module_text_size", "norm", lambda: lnT(xT)),
+        ("chain16_add_tiny", "chain", chain16(x)),
+        ("chain16_add_text_size", "chain", chain16(xT)),
+        ("chain16_add_dit_size", "chain", chain16(xL)),
+        ("chain16_add_dit_mlp_size", "chain", chain16(xF)),
         ("empty_python_call", "none", lambda: None),
     ]
     return c
