@@ -150,7 +150,13 @@ void register_calibrate(CLI::App& app, Action& action) {
           if (doc.is_discarded()) throw std::invalid_argument(path + ": not JSON");
           files.emplace_back(path, hw::sha256_hex(text));
           sources += (sources.empty() ? "" : ", ") + path;
-          for (const auto& row : workloads::compare_e2e(doc, fitted, &cache)) {
+          std::vector<workloads::E2eRow> rows;
+          try {
+            rows = workloads::compare_e2e(doc, fitted, &cache);
+          } catch (const std::exception& e) {
+            throw std::invalid_argument("--e2e: " + path + ": " + e.what());
+          }
+          for (const auto& row : rows) {
             if (row.bound == "host" && row.dispatches > 0 && row.host_busy_s > 0 &&
                 !row.host_slowed && !models::is_held_out(row.id))
               implied.push_back(row.measured_s / row.host_busy_s);

@@ -34,7 +34,11 @@ int e2e_table(const RunOutputs& o) {
     if (!in) throw std::invalid_argument("--e2e-table: cannot read " + path);
     const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
     if (doc.is_discarded()) throw std::invalid_argument("--e2e-table: " + path + ": not JSON");
-    runs.push_back({path, workloads::compare_e2e(doc, g, &cache)});
+    try {
+      runs.push_back({path, workloads::compare_e2e(doc, g, &cache)});
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("--e2e-table: " + path + ": " + e.what());
+    }
   }
   const std::string md = workloads::e2e_markdown(runs, g.name, g.param("host_python_scale"));
   if (!o.out_path.empty()) write_file_atomically(o.out_path, md);

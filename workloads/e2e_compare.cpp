@@ -41,31 +41,59 @@ TransformerConfig transformer_from(const nlohmann::json& p, bool llama) {
   return m;
 }
 
+// Where a record sits, for error messages: "records[3] (e2e/train/gpt2-small/b8_s1024)".
+std::string where(std::size_t i, const nlohmann::json& r) {
+  return r.contains("id") && r["id"].is_string()
+             ? fmt::format("records[{}] ({})", i, r["id"].get<std::string>())
+             : fmt::format("records[{}]", i);
+}
+
+// A finite, non-negative number at `v`, or an error naming the record and the field.
+double number(const nlohmann::json& v, const std::string& at, const std::string& field) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw std::invalid_argument(
+        fmt::format("{}: {}: expected a non-negative number, got {}", at, field, v.dump()));
+  return v.get<double>();
+}
+
+// An array of such numbers at r[a][b] (empty if absent).
+std::vector<double> numbers(const nlohmann::json& r, const char* a, const char* b,
+                            const std::string& at) {
+  std::vector<double> out;
+  if (!r.contains(a) || !r[a].is_object() || !r[a].contains(b)) return out;
+  const nlohmann::json& v = r[a][b];
+  const std::string field = std::string(a) + "." + b;
+  if (!v.is_array())
+    throw std::invalid_argument(fmt::format("{}: {}: expected an array of numbers", at, field));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(number(v[i], at, fmt::format("{}[{}]", field, i)));
+  return out;
+}
+
 // The run's fastest CPU probe (0 if it has none).
 double fastest_probe(const nlohmann::json& recs) {
   double best = 0;
-  for (const auto& r : recs) {
-    if (!r.contains("cpu_probe") || !r["cpu_probe"].contains("samples_us")) continue;
-    for (const auto& v : r["cpu_probe"]["samples_us"]) {
-      const double x = v.get<double>();
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    for (double x : numbers(recs[i], "cpu_probe", "samples_us", where(i, recs[i])))
       if (x > 0 && (best == 0 || x < best)) best = x;
-    }
   }
   return best;
 }
 
 // The measured step time of record `r` (see E2eRow and kNominalProbeRatio), into `row`.
-void measure(const nlohmann::json& r, double fastest, E2eRow& row) {
-  row.measured_s = r["timing"]["median_us"].get<double>() * 1e-6;
-  if (fastest <= 0 || !r.contains("cpu_probe") || !r["timing"].contains("samples_us")) return;
-  const auto& steps = r["timing"]["samples_us"];
-  const auto& probes = r["cpu_probe"]["samples_us"];
-  if (!steps.is_array() || !probes.is_array() || steps.size() != probes.size() || steps.empty())
-    return;
+void measure(const nlohmann::json& r, const std::string& at, double fastest, E2eRow& row) {
+  row.measured_s = number(r["timing"]["median_us"], at, "timing.median_us") * 1e-6;
+  const std::vector<double> probes = numbers(r, "cpu_probe", "samples_us", at);
+  if (fastest <= 0 || probes.empty()) return;
+  const std::vector<double> steps = numbers(r, "timing", "samples_us", at);
+  if (steps.size() != probes.size())
+    throw std::invalid_argument(fmt::format(
+        "{}: cpu_probe.samples_us has {} values, timing.samples_us {}: expected one probe per "
+        "timed call",
+        at, probes.size(), steps.size()));
   std::vector<double> kept;
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (probes[i].get<double>() <= kNominalProbeRatio * fastest)
-      kept.push_back(steps[i].get<double>());
+    if (probes[i] <= kNominalProbeRatio * fastest) kept.push_back(steps[i]);
   row.steps = static_cast<int>(steps.size());
   row.steps_kept = static_cast<int>(kept.size());
   if (kept.size() >= 3)  // linear-interpolated, as validate/e2e/e2e_common.py's percentile
@@ -85,7 +113,9 @@ std::string bound_of(const Graph& g, const Execution& ex) {
 std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gpu,
                                 E2eCache* cache) {
   std::vector<E2eRow> rows;
-  const nlohmann::json& recs = doc.contains("records") ? doc["records"] : doc;
+  const nlohmann::json& recs = doc.is_object() && doc.contains("records") ? doc["records"] : doc;
+  if (!recs.is_array())
+    throw std::invalid_argument("expected a \"records\" array (ridge.records/1) or an array");
   const double fastest = fastest_probe(recs);
   DiffusionConfig dit;
   bool have_dit = false;
@@ -94,14 +124,15 @@ std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gp
     have_dit = true;
   } catch (const std::exception&) {
   }
-  for (const auto& r : recs) {
+  for (std::size_t ri = 0; ri < recs.size(); ++ri) {
+    const nlohmann::json& r = recs[ri];
     if (!r.contains("op") || !r.contains("timing") || !r["timing"].contains("median_us")) continue;
     const std::string op = r["op"];
     const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
     E2eRow row;
     row.id = get<std::string>(r, "id", op);
     row.op = op;
-    measure(r, fastest, row);
+    measure(r, where(ri, r), fastest, row);
     if (r.contains("profile") && r["profile"].is_object())
       row.measured_kernels = get<long long>(r["profile"], "kernel_launches", -1);
     const std::string key = op + " " + p.dump();

@@ -523,3 +523,36 @@ TEST_CASE("e2e runs with CPU probes are compared on the steps issued at nominal 
   CHECK(rows[2].steps == 0);
   CHECK_FALSE(rows[2].host_slowed);
 }
+
+TEST_CASE("a malformed e2e record is refused with the record and the field named",
+          "[config-errors]") {
+  // compare_e2e reads measurement files users bring; each broken field below must stop it with a
+  // message naming the record (index and id) and the field, not a library exception's text.
+  auto doc = [](nlohmann::json timing, nlohmann::json probe) {
+    nlohmann::json r = {{"id", "case/x"},
+                        {"op", "e2e_stage"},
+                        {"params", {{"stage", "vae_decode"}}},
+                        {"timing", timing}};
+    if (!probe.is_null()) r["cpu_probe"] = {{"samples_us", probe}};
+    return nlohmann::json{{"records", {r}}};
+  };
+  auto message = [&](const nlohmann::json& d) {
+    try {
+      compare_e2e(d, h200());
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(message(doc({{"median_us", "12"}}, nullptr)) ==
+        "records[0] (case/x): timing.median_us: expected a non-negative number, got \"12\"");
+  CHECK(message(doc({{"median_us", 12}, {"samples_us", {1, 2}}}, {100, "x"})) ==
+        "records[0] (case/x): cpu_probe.samples_us[1]: expected a non-negative number, got \"x\"");
+  CHECK(message(doc({{"median_us", 12}, {"samples_us", {1, 2}}}, {100, 110, 120})) ==
+        "records[0] (case/x): cpu_probe.samples_us has 3 values, timing.samples_us 2: expected "
+        "one probe per timed call");
+  CHECK(message(doc({{"median_us", -1}}, nullptr)).find("timing.median_us") != std::string::npos);
+  CHECK(message(nlohmann::json{{"records", 5}}) ==
+        "expected a \"records\" array (ridge.records/1) or an array");
+  CHECK(message(doc({{"median_us", 12}, {"samples_us", {1, 2}}}, {100, 110})) == "accepted");
+}
