@@ -294,6 +294,9 @@ class FlowNetwork {
   uint32_t start_filling();
   uint32_t resume_point(uint32_t& replay_to) const;
   void restore_filling(uint32_t from, uint32_t to);
+  // Empties the least-share search: slots of n links (shares padded to the scan width of 8) and
+  // the per-block lower bounds.
+  void clear_share_slots(uint32_t n);
   void grow_inverse(uint32_t most);
   void take_snapshot(uint32_t step);
   void note_change(int delta, uint32_t f);

@@ -156,10 +156,7 @@ uint32_t FlowNetwork::start_filling() {
   }
   steps_.clear();
   step_of_.assign(n, kNone);
-  const std::size_t padded = (n + 7) / 8 * 8;
-  fill_share_.assign(padded, kInf);
-  fill_slot_.assign(n, kNone);
-  fill_live_ = 0;
+  clear_share_slots(n);
   uint32_t most = 0;
   for (uint32_t k = 0; k < n; ++k) {
     Link& l = links_[k];
@@ -180,7 +177,6 @@ uint32_t FlowNetwork::start_filling() {
     const uint32_t k = fill_link_[i];
     fill_share_[i] = links_[k].capacity * inverse_[fill_cnt_[k]];
   }
-  block_low_.assign((padded + kScanBlock - 1) / kScanBlock, 0.0);
   return 0;
 }
 
@@ -231,6 +227,14 @@ uint32_t FlowNetwork::resume_point(uint32_t& replay_to) const {
 
 // Restores the per-link state before step `from` of the last pass, with the change applied,
 // and replays the last pass's freezes up to step `to`.
+void FlowNetwork::clear_share_slots(uint32_t n) {
+  const std::size_t padded = (static_cast<std::size_t>(n) + 7) / 8 * 8;
+  fill_share_.assign(padded, kInf);
+  fill_slot_.assign(n, kNone);
+  fill_live_ = 0;
+  block_low_.assign((padded + kScanBlock - 1) / kScanBlock, 0.0);
+}
+
 void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
   const std::size_t n = links_.size();
   const uint32_t snap = from / kSnapshotSteps;
@@ -244,10 +248,7 @@ void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
   std::copy_n(snap_rem_.begin() + static_cast<std::ptrdiff_t>(snap * n), n, fill_rem_.begin());
   std::copy_n(snap_cnt_.begin() + static_cast<std::ptrdiff_t>(snap * n), n, fill_cnt_.begin());
   for (std::size_t i = from; i < steps_.size(); ++i) step_of_[steps_[i]] = kNone;
-  const std::size_t padded = (n + 7) / 8 * 8;
-  fill_share_.assign(padded, kInf);
-  fill_slot_.assign(n, kNone);
-  fill_live_ = 0;
+  clear_share_slots(n);
   uint32_t most = 0;
   for (uint32_t k = 0; k < n; ++k) {
     if (links_[k].flow_count == 0 || step_of_[k] != kNone) {
@@ -264,7 +265,6 @@ void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
     const uint32_t k = fill_link_[i];
     fill_share_[i] = fill_cnt_[k] == 0 ? kInf : fill_rem_[k] * inverse_[fill_cnt_[k]];
   }
-  block_low_.assign((padded + kScanBlock - 1) / kScanBlock, 0.0);
   for (uint32_t i = from; i < to; ++i) {
     freeze_link(steps_[i], step_level_[i]);
     step_of_[steps_[i]] = i;
