@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <queue>
 #include <random>
 #include <vector>
@@ -164,6 +165,39 @@ BENCHMARK(BM_FlowChurn)
     ->Args({100'000, 25})
     ->Args({10'000, 0})
     ->Unit(benchmark::kMicrosecond);
+
+// The same scenario with a fixed amount of work per run, so two binaries time the same stretch of
+// the same simulation (BM_FlowChurn picks its iteration count from the time per iteration, so
+// each binary measures a different stretch): after the 5 us warm-up, range(2) completions (each
+// one departure and one arrival) in one timed iteration.
+void BM_FlowChurnFixed(benchmark::State& state) {
+  const auto concurrent = static_cast<int>(state.range(0));
+  const double cap =
+      state.range(1) > 0 ? static_cast<double>(state.range(1)) * 1e6 : FlowNetwork::kNoRateLimit;
+  const auto completions = static_cast<uint64_t>(state.range(2));
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto load = std::make_unique<FatTreeLoad>(cap);
+    for (int i = 0; i < concurrent; ++i) load->start();
+    load->sim.run_until(Time::from_us(5));
+    const uint64_t target = load->completed + completions;
+    state.ResumeTiming();
+    while (load->completed < target) load->sim.step();
+    changes += 2 * completions;
+    state.PauseTiming();
+    load.reset();  // the network's destruction is not part of the timed work
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(changes));
+}
+
+BENCHMARK(BM_FlowChurnFixed)
+    ->Args({10'000, 0, 20'000})
+    ->Args({10'000, 250, 300'000})
+    ->Args({100'000, 25, 200'000})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
