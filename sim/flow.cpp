@@ -156,6 +156,7 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, double bytes, Callb
   } else {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    heap_pos_.push_back(kNone);
   }
   Flow& fl = flows_[f];
   fl.path.assign(path.begin(), path.end());
@@ -167,7 +168,7 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, double bytes, Callb
   fl.frozen_mark = 0;
   fl.group = kNone;
   fl.pending = false;
-  fl.heap_pos = kNone;
+  heap_pos_[f] = kNone;
   fl.capped_pos = kNone;
   fl.in_sorted = false;
   fl.seq = next_seq_++;
@@ -190,13 +191,20 @@ void FlowNetwork::arrive(uint32_t f) {
   fl.state = State::kMoving;
   fl.arrival = EventId{};
   fl.arrived = sim_.now();
-  fl.hops.resize(fl.path.size());
+  const auto hop_count = static_cast<uint32_t>(fl.path.size());
+  if (fl.hop_room < hop_count) {
+    fl.hop_base = static_cast<uint32_t>(hops_.size());
+    fl.hop_room = hop_count;
+    hops_.resize(hops_.size() + hop_count);
+  }
+  fl.hop_count = hop_count;
+  const std::span<Hop> hops = hops_of(fl);
   // With a filling pending, loads are stale: only the filling may place the flow.
   bool fast = std::isfinite(fl.cap) && !settle_pending_;
   for (std::size_t h = 0; h < fl.path.size(); ++h) {
     const uint32_t li = fl.path[h].index;
     Link& l = links_[li];
-    fl.hops[h].link = li;
+    hops[h].link = li;
     ++l.flow_count;
     if (fl.cap > (l.capacity - l.load) - kSaturationTolerance * l.capacity) fast = false;
   }
@@ -217,7 +225,7 @@ void FlowNetwork::arrive(uint32_t f) {
     resumable_ = false;
     join_pairs(f, kCapGroup);
     enter_group(f, kCapGroup);
-    for (const Hop& h : fl.hops) set_load(h.link, links_[h.link].load + fl.cap);
+    for (const Hop& h : hops) set_load(h.link, links_[h.link].load + fl.cap);
     trace_rate(fl, fl.cap);
     arm();
     notify_settled();
@@ -227,7 +235,7 @@ void FlowNetwork::arrive(uint32_t f) {
   note_change(+1, f);
   fl.pending = true;
   pending_.push_back(f);
-  join_pairs(f, fl.hops[0].link);
+  join_pairs(f, hops[0].link);
   request_settle();
 }
 
@@ -235,14 +243,15 @@ void FlowNetwork::arrive(uint32_t f) {
 // path) or at the filling. `completed`: already out of its group's heap, its bytes credited.
 void FlowNetwork::depart(uint32_t f, bool completed) {
   Flow& fl = flows_[f];
+  const std::span<const Hop> hops = hops_of(fl);
   bool fast = !settle_pending_;
-  for (const Hop& h : fl.hops) {
+  for (const Hop& h : hops) {
     const Link& l = links_[h.link];
     if (l.capacity - l.load <= kSaturationTolerance * l.capacity) fast = false;
   }
   const double rate = current_rate(fl);
-  if (fast || fl.hops.empty()) {
-    if (!fl.hops.empty()) resumable_ = false;
+  if (fast || hops.empty()) {
+    if (!hops.empty()) resumable_ = false;
   } else {
     note_change(-1, f);
   }
@@ -262,11 +271,11 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
     fl.capped_pos = kNone;
     fl.in_sorted = false;
   }
-  for (const Hop& h : fl.hops) --links_[h.link].flow_count;
-  if (fl.hops.empty()) return;
+  for (const Hop& h : hops) --links_[h.link].flow_count;
+  if (hops.empty()) return;
   if (fast) {
     ++fast_updates_;
-    for (const Hop& h : fl.hops) {
+    for (const Hop& h : hops) {
       const Link& l = links_[h.link];
       set_load(h.link, l.flow_count == 0 ? 0.0 : std::max(0.0, l.load - rate));
     }
@@ -281,29 +290,26 @@ uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
   if (group == kCapGroup && l.cap_pair != kNone) return l.cap_pair;
   if (group == link && l.self_pair != kNone) return l.self_pair;
   constexpr uint64_t kEmpty = ~uint64_t{0};  // link kNone is never issued
-  if (2 * (pairs_.size() + 1) > pair_keys_.size()) {
+  if (2 * (pairs_.size() + 1) > pair_table_.size()) {
     // Grow (a power of two, at most half full) and re-insert.
-    const std::size_t size = std::max<std::size_t>(64, 2 * pair_keys_.size());
-    pair_keys_.assign(size, kEmpty);
-    pair_ids_.assign(size, 0);
+    const std::size_t size = std::max<std::size_t>(64, 2 * pair_table_.size());
+    pair_table_.assign(size, PairSlot{kEmpty, 0});
     for (uint32_t id = 0; id < pairs_.size(); ++id) {
       const uint64_t key = (static_cast<uint64_t>(pairs_[id].link) << 32) | pairs_[id].group;
       std::size_t i = pair_slot(key);
-      while (pair_keys_[i] != kEmpty) i = (i + 1) & (pair_keys_.size() - 1);
-      pair_keys_[i] = key;
-      pair_ids_[i] = id;
+      while (pair_table_[i].key != kEmpty) i = (i + 1) & (pair_table_.size() - 1);
+      pair_table_[i] = PairSlot{key, id};
     }
   }
   const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
   std::size_t i = pair_slot(key);
   for (;;) {
-    if (pair_keys_[i] == key) return pair_ids_[i];
-    if (pair_keys_[i] == kEmpty) break;
-    i = (i + 1) & (pair_keys_.size() - 1);
+    if (pair_table_[i].key == key) return pair_table_[i].id;
+    if (pair_table_[i].key == kEmpty) break;
+    i = (i + 1) & (pair_table_.size() - 1);
   }
   const auto id = static_cast<uint32_t>(pairs_.size());
-  pair_keys_[i] = key;
-  pair_ids_[i] = id;
+  pair_table_[i] = PairSlot{key, id};
   pairs_.push_back(Pair{link, group, {}});
   l.pairs.push_back(id);
   if (group == link) l.self_pair = id;
@@ -315,12 +321,13 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
   Flow& fl = flows_[f];
   fl.group = group;
   if (group != kCapGroup) ++links_[group].group_flows;
-  for (std::size_t h = 0; h < fl.hops.size(); ++h) {
-    Hop& hop = fl.hops[h];
+  for (uint32_t h = fl.hop_base; h < fl.hop_base + fl.hop_count; ++h) {
+    // By index: pair_of() may grow pairs_, never hops_.
+    Hop& hop = hops_[h];
     hop.pair = pair_of(hop.link, group);
     Pair& p = pairs_[hop.pair];
     hop.pos = static_cast<uint32_t>(p.flows.size());
-    p.flows.push_back(PairEntry{f, static_cast<uint32_t>(h)});
+    p.flows.push_back(PairEntry{f, h});
     if (p.lpos == kNone) {
       std::vector<LivePair>& live = links_[hop.link].live;
       p.lpos = static_cast<uint32_t>(live.size());
@@ -339,11 +346,11 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
 
 void FlowNetwork::leave_pairs(uint32_t f) {
   if (flows_[f].group != kCapGroup) --links_[flows_[f].group].group_flows;
-  for (const Hop& h : flows_[f].hops) {
+  for (const Hop& h : hops_of(flows_[f])) {
     Pair& p = pairs_[h.pair];
     const PairEntry moved = p.flows.back();
     p.flows[h.pos] = moved;
-    flows_[moved.flow].hops[moved.hop].pos = h.pos;
+    hops_[moved.hop].pos = h.pos;
     p.flows.pop_back();
     if (p.flows.empty()) {
       std::vector<LivePair>& live = links_[h.link].live;
@@ -392,7 +399,7 @@ Time FlowNetwork::member_finish(const Link& g, double target, double epsilon) co
 
 void FlowNetwork::credit(const Flow& fl, double moved) {
   if (moved <= 0) return;
-  for (const Hop& h : fl.hops) links_[h.link].bytes += moved;
+  for (const Hop& h : hops_of(fl)) links_[h.link].bytes += moved;
 }
 
 // Takes a placed flow out of its group's heap, crediting what it moved while in the group.
@@ -403,28 +410,29 @@ void FlowNetwork::leave_group(uint32_t f) {
   credit(fl, fl.rem_join - rem);
   fl.rem_join = rem;
   if (fl.group == kCapGroup) {
-    if (fl.heap_pos != kNone) {
+    if (heap_pos_[f] != kNone) {
       heap_erase(
-          capped_heap_, fl.heap_pos, [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
+          capped_heap_, heap_pos_[f],
+          [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
           [this](std::size_t i, uint32_t x) {
             capped_heap_[i] = x;
-            flows_[x].heap_pos = static_cast<uint32_t>(i);
+            heap_pos_[x] = static_cast<uint32_t>(i);
           });
     }
   } else {
     Link& g = links_[fl.group];
-    if (fl.heap_pos != kNone) {
+    if (heap_pos_[f] != kNone) {
       heap_erase(
-          g.members, fl.heap_pos,
+          g.members, heap_pos_[f],
           [this](const Member& a, const Member& b) { return member_before(a, b); },
           [this, &g](std::size_t i, const Member& x) {
             g.members[i] = x;
-            flows_[x.flow].heap_pos = static_cast<uint32_t>(i);
+            heap_pos_[x.flow] = static_cast<uint32_t>(i);
           });
     }
     touch(fl.group);
   }
-  fl.heap_pos = kNone;
+  heap_pos_[f] = kNone;
 }
 
 // Puts a flow whose rem_join is current into the heap of `group` (its pairs already say so).
@@ -439,7 +447,7 @@ void FlowNetwork::enter_group(uint32_t f, uint32_t group) {
           capped_heap_, f, [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
           [this](std::size_t i, uint32_t x) {
             capped_heap_[i] = x;
-            flows_[x].heap_pos = static_cast<uint32_t>(i);
+            heap_pos_[x] = static_cast<uint32_t>(i);
           });
     }
     return;
@@ -456,12 +464,20 @@ void FlowNetwork::enter_group(uint32_t f, uint32_t group) {
       [this](const Member& a, const Member& b) { return member_before(a, b); },
       [this, &g](std::size_t i, const Member& x) {
         g.members[i] = x;
-        flows_[x.flow].heap_pos = static_cast<uint32_t>(i);
+        heap_pos_[x.flow] = static_cast<uint32_t>(i);
       });
   touch(group);
 }
 
 void FlowNetwork::move_flow(uint32_t f, uint32_t group) {
+  // What leaving and joining will read, requested together rather than met miss after miss:
+  // per hop the old pair, the new pair's table slot, and the link's byte counter.
+  for (const Hop& h : hops_of(flows_[f])) {
+    __builtin_prefetch(&pairs_[h.pair]);
+    const uint64_t key = (static_cast<uint64_t>(h.link) << 32) | group;
+    if (!pair_table_.empty()) __builtin_prefetch(&pair_table_[pair_slot(key)]);
+    __builtin_prefetch(&links_[h.link].bytes);
+  }
   leave_group(f);
   leave_pairs(f);
   join_pairs(f, group);
@@ -531,12 +547,12 @@ void FlowNetwork::release(uint32_t f) {
   fl.state = State::kFree;
   if (++fl.gen == 0) fl.gen = 1;
   fl.on_complete.reset();
-  fl.hops.clear();
+  fl.hop_count = 0;
   fl.path.clear();
   fl.trace_rates.clear();
   fl.group = kNone;
   fl.pending = false;
-  fl.heap_pos = kNone;
+  heap_pos_[f] = kNone;
   --active_;
   free_flows_.push_back(f);
 }
@@ -549,7 +565,7 @@ void FlowNetwork::note_change(int delta, uint32_t f) {
   change_delta_ = delta;
   change_group_ = fl.group;
   change_links_.clear();
-  for (const Hop& h : fl.hops) change_links_.push_back(h.link);
+  for (const Hop& h : hops_of(fl)) change_links_.push_back(h.link);
 }
 
 void FlowNetwork::settle() {
@@ -601,7 +617,7 @@ void FlowNetwork::on_completion_event() {
   const auto member_place = [this](std::vector<uint32_t>& h) {
     return [this, &h](std::size_t i, uint32_t x) {
       h[i] = x;
-      flows_[x].heap_pos = static_cast<uint32_t>(i);
+      heap_pos_[x] = static_cast<uint32_t>(i);
     };
   };
   const auto by_member = [this](const Member& a, const Member& b) { return member_before(a, b); };
@@ -613,9 +629,9 @@ void FlowNetwork::on_completion_event() {
       const uint32_t f = l.members[0].flow;
       heap_erase(l.members, 0, by_member, [this, &l](std::size_t i, const Member& x) {
         l.members[i] = x;
-        flows_[x.flow].heap_pos = static_cast<uint32_t>(i);
+        heap_pos_[x.flow] = static_cast<uint32_t>(i);
       });
-      flows_[f].heap_pos = kNone;
+      heap_pos_[f] = kNone;
       done_.push_back(f);
     }
     touch(g);
@@ -626,7 +642,7 @@ void FlowNetwork::on_completion_event() {
     heap_erase(
         capped_heap_, 0, [this](uint32_t a, uint32_t b) { return capped_before(a, b); },
         member_place(capped_heap_));
-    flows_[f].heap_pos = kNone;
+    heap_pos_[f] = kNone;
     done_.push_back(f);
   }
   std::sort(done_.begin(), done_.end(),
@@ -638,7 +654,7 @@ void FlowNetwork::on_completion_event() {
     // Credit exactly what was left: the completion time was rounded up, so the last partial
     // picosecond would otherwise over- or under-count.
     credit(fl, fl.rem_join);
-    for (const Hop& h : fl.hops) ++links_[h.link].completed;
+    for (const Hop& h : hops_of(fl)) ++links_[h.link].completed;
     fl.rem_join = 0;
     depart(f, true);
     trace_flow_end(flows_[f], false);
@@ -732,7 +748,7 @@ Time FlowNetwork::flow_finish_time(FlowId id) const {
   const uint32_t f = lookup(id);
   if (f == kNone) return Time::max();
   const Flow& fl = flows_[f];
-  if (fl.state != State::kMoving || fl.pending || fl.heap_pos == kNone) return Time::max();
+  if (fl.state != State::kMoving || fl.pending || heap_pos_[f] == kNone) return Time::max();
   return fl.group == kCapGroup ? fl.finish
                                : member_finish(links_[fl.group], fl.target, finish_epsilon(fl));
 }

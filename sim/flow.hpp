@@ -186,7 +186,7 @@ class FlowNetwork {
   };
   struct PairEntry {
     uint32_t flow;
-    uint32_t hop;  // index in flows_[flow].hops
+    uint32_t hop;  // index in hops_ (one of flows_[flow]'s hops)
   };
   // The moving flows that cross `link` and belong to `group`.
   struct Pair {
@@ -241,26 +241,28 @@ class FlowNetwork {
     Time busy_since;
     uint64_t completed = 0;
   };
-  struct Flow {
+  // What moving a flow between groups reads comes first, in one cache line.
+  struct alignas(64) Flow {
     uint32_t gen = 1;
-    State state = State::kFree;
-    bool pending = false;  // moving, waiting for the batched filling to give it a rate
     uint32_t group = kNone;
-    uint32_t heap_pos = kNone;    // in its group's members, or in capped_heap_
-    uint32_t capped_pos = kNone;  // in capped_live_ (moving, finite cap, non-empty path)
+    uint32_t hop_base = 0;   // its hops are hops_[hop_base, hop_base + hop_count)
+    uint32_t hop_count = 0;  // the path's length while moving, else 0
+    State state = State::kFree;
+    bool pending = false;         // moving, waiting for the batched filling to give it a rate
     bool in_sorted = false;       // in capped_flows_
-    std::vector<Hop> hops;
-    std::vector<LinkId> path;
+    uint32_t capped_pos = kNone;  // in capped_live_ (moving, finite cap, non-empty path)
+    uint32_t hop_room = 0;        // hops_ slots reserved for this flow slot
     double bytes = 0;
     double rem_join = 0;  // remaining bytes when it joined its group
     double target = 0;    // link group: group vclock at which it is done
+    uint64_t seq = 0;
     double cap = kNoRateLimit;
+    uint64_t frozen_mark = 0;   // == fill epoch when frozen at its cap
     Time joined;                // capped group: when it joined
     Time finish = Time::max();  // capped group only
     Time started;
     Time arrived;
-    uint64_t seq = 0;
-    uint64_t frozen_mark = 0;  // == fill epoch when frozen at its cap
+    std::vector<LinkId> path;
     EventId arrival;
     Callback on_complete;
     std::string trace_name;
@@ -268,6 +270,10 @@ class FlowNetwork {
   };
 
   uint32_t lookup(FlowId id) const;
+  std::span<Hop> hops_of(const Flow& fl) { return {hops_.data() + fl.hop_base, fl.hop_count}; }
+  std::span<const Hop> hops_of(const Flow& fl) const {
+    return {hops_.data() + fl.hop_base, fl.hop_count};
+  }
   void arrive(uint32_t f);
   void depart(uint32_t f, bool completed);
   void release(uint32_t f);
@@ -320,7 +326,7 @@ class FlowNetwork {
   std::size_t pair_slot(uint64_t key) const {
     // Fibonacci hashing: the high bits of key x 2^64/phi, as many as the table needs.
     const uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    return static_cast<std::size_t>(h >> 32) & (pair_keys_.size() - 1);
+    return static_cast<std::size_t>(h >> 32) & (pair_table_.size() - 1);
   }
   // A link group with members in group_heap_, keyed inline.
   struct GroupEntry {
@@ -334,10 +340,20 @@ class FlowNetwork {
   Simulator& sim_;
   std::vector<Link> links_;
   std::vector<Flow> flows_;
+  // Every moving flow's hops, contiguous per flow (a flow slot keeps its room when reused), so
+  // that a pair entry names its hop directly.
+  std::vector<Hop> hops_;
   std::vector<Pair> pairs_;
-  // pair id by (link << 32 | group): open addressing, linear probing, never shrinks
-  std::vector<uint64_t> pair_keys_;
-  std::vector<uint32_t> pair_ids_;
+  // pair id by (link << 32 | group): open addressing, linear probing, never shrinks; key and id
+  // side by side, so that a look-up reads one cache line
+  struct PairSlot {
+    uint64_t key;
+    uint32_t id;
+  };
+  std::vector<PairSlot> pair_table_;
+  // by flow: its index in its group's members, or in capped_heap_ (kNone if in neither); apart
+  // from the flows so that sifting a heap writes to a small array
+  std::vector<uint32_t> heap_pos_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> capped_heap_;   // flows in kCapGroup by (finish, seq)
   std::vector<GroupEntry> group_heap_;  // link groups with members by (finish, index)

@@ -352,7 +352,7 @@ void FlowNetwork::freeze_capped(uint32_t f) {
   if (fl.group != kCapGroup) move_flow(f, kCapGroup);
   fl.frozen_mark = epoch_;
   shares_stale_ = true;
-  for (const Hop& h : fl.hops) {
+  for (const Hop& h : hops_of(fl)) {
     const uint32_t k = h.link;
     fill_rem_[k] -= fl.cap;
     --fill_cnt_[k];
@@ -376,6 +376,11 @@ void FlowNetwork::freeze_link(uint32_t li, double level) {
           if (flows_[f].frozen_mark != epoch_) move_flow(f, li);
         }
       } else if (!fill_frozen_[g]) {
+        // Their flows and hops requested together before the first move.
+        for (const PairEntry& e : pairs_[pid].flows) {
+          __builtin_prefetch(&flows_[e.flow]);
+          __builtin_prefetch(&hops_[e.hop]);
+        }
         while (!pairs_[pid].flows.empty()) move_flow(pairs_[pid].flows.back().flow, li);
       }
     }

@@ -413,6 +413,28 @@ TEST_CASE("Flows: many links, the blocked search for the least share matches the
   REQUIRE(c.completions > 20);
 }
 
+TEST_CASE("Flows: links added mid-run match the reference", "[property][flow]") {
+  // Uncapped churn (passes resume) while links are added, up to 261: the per-link filling
+  // state and its snapshots grow, and the pass after each addition starts from scratch.
+  Churn c(23, 6, 3);
+  c.capped = false;
+  check_every_settle(c);
+  for (int i = 0; i < 60; ++i) c.start();
+  int settles = 0;
+  const auto phase = [&](double until_us) {
+    c.sim.run_until(Time::from_us(until_us));
+    REQUIRE(c.settles > settles + 20);
+    settles = c.settles;
+  };
+  phase(5);
+  for (int i = 0; i < 6; ++i) c.up.push_back(c.net.add_link("up", 10e9));
+  phase(10);
+  for (int i = 0; i < 240; ++i) c.down.push_back(c.net.add_link("down", 10e9));
+  REQUIRE(c.net.link_count() > 256);
+  phase(15);
+  REQUIRE(c.net.resumed_fills() * 5 > c.net.recomputes());
+}
+
 TEST_CASE("Flows: closed-loop churn stays max-min fair as bottlenecks move", "[property][flow]") {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     Churn c(seed, 3 + static_cast<int>(seed % 3), 2 + static_cast<int>(seed % 2));
