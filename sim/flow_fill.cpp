@@ -9,6 +9,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RIDGE_FLOW_AVX2 1
+#endif
 
 #include "sim/flow.hpp"
 
@@ -18,8 +22,40 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+#if defined(RIDGE_FLOW_AVX2)
+// least() with 4-wide vectors where the CPU has AVX2 (half the instructions of the SSE2 scan).
+__attribute__((target("avx2"))) std::pair<double, std::size_t> least_avx2(const double* a,
+                                                                          std::size_t n) {
+  __m256d m0 = _mm256_loadu_pd(a), m1 = _mm256_loadu_pd(a + 4);
+  for (std::size_t i = 8; i < n; i += 8) {
+    m0 = _mm256_min_pd(m0, _mm256_loadu_pd(a + i));
+    m1 = _mm256_min_pd(m1, _mm256_loadu_pd(a + i + 4));
+  }
+  m0 = _mm256_min_pd(m0, m1);
+  __m128d h = _mm_min_pd(_mm256_castpd256_pd128(m0), _mm256_extractf128_pd(m0, 1));
+  h = _mm_min_sd(h, _mm_unpackhi_pd(h, h));
+  const double m = _mm_cvtsd_f64(h);
+  const __m256d mm = _mm256_set1_pd(m);
+  for (std::size_t i = 0;; i += 8) {
+    const int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + i), mm, _CMP_EQ_OQ)) |
+                     _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + i + 4), mm, _CMP_EQ_OQ))
+                         << 4;
+    if (mask != 0)
+      return {m, i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)))};
+  }
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") != 0;
+  return yes;
+}
+#endif
+
 // The least of a[0, n) (n a multiple of 8, no NaN) and the first index holding it.
 std::pair<double, std::size_t> least(const double* a, std::size_t n) {
+#if defined(RIDGE_FLOW_AVX2)
+  if (has_avx2()) return least_avx2(a, n);
+#endif
 #if defined(__SSE2__)
   // Four independent minima hide minpd's latency; then the first lane equal to the minimum.
   __m128d m0 = _mm_loadu_pd(a), m1 = _mm_loadu_pd(a + 2);
