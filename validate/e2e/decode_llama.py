@@ -11,9 +11,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, issue_stats, log, probe_stats,  # noqa: E402
-                        parse_common_args, profile_fn, stats_us, time_back_to_back, time_calls,
-                        torch_env)
+from e2e_common import (PROFILES_AFTER_TIMING, Budget, RecordFile, device_info,  # noqa: E402
+                        issue_stats, log, probe_stats, parse_common_args, profile_fn, stats_us,
+                        time_back_to_back, time_calls, torch_env)
 
 MODELS = [
     dict(model="llama3-8b", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
@@ -193,6 +193,45 @@ def base_params(cfg, use_gqa):
     return p
 
 
+def make_decode_step(torch, cfg, model, batch):
+    """One eager decode step at context CONTEXT (call under inference_mode): (step, caches, tok,
+    pos); step() runs the model on the last token, argmaxes and feeds the token back."""
+    caches = make_caches(torch, cfg, batch)
+    tok = torch.randint(0, cfg["vocab"], (batch, 1), device="cuda")
+    pos = torch.full((1,), CONTEXT, device="cuda", dtype=torch.long)
+    kv_len = CONTEXT + 1
+
+    def decode_step():
+        logits = model(tok, pos, caches, kv_len, False)
+        nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
+        tok.copy_(nxt)
+        return logits
+
+    return decode_step, caches, tok, pos
+
+
+def prefill_params(cfg, use_gqa, n_params):
+    """Params of a prefill record (batch 1, PREFILL_LEN tokens)."""
+    params = base_params(cfg, use_gqa)
+    params.update({"batch": 1, "prompt_len": PREFILL_LEN, "context": 0, "graph": False,
+                   "attention": "sdpa is_causal=True on fresh k,v",
+                   "lm_head": "last token only", "params_count": n_params})
+    return params
+
+
+def decode_params(cfg, use_gqa, batch, use_graph, n_params):
+    """Params of a decode-step record (context CONTEXT)."""
+    params = base_params(cfg, use_gqa)
+    params.update({
+        "batch": batch, "context": CONTEXT, "graph": use_graph,
+        "attn_kv_len": CONTEXT + 1,
+        "attention": "sdpa over k_cache[:, :, :context+1] (no mask)",
+        "sampling": "greedy argmax fed back into the static token tensor",
+        "position": "fixed at context (every timed step rewrites slot context)",
+        "params_count": n_params})
+    return params
+
+
 def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
     name = cfg["model"]
     log("model %s: build" % name)
@@ -224,10 +263,7 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                 issue = issue_stats(PREFILL_WARMUP)
                 timing = stats_us(ev, "per_call", PREFILL_WARMUP)
                 wstats = stats_us(wall, "per_call_wall", PREFILL_WARMUP)
-                params = base_params(cfg, use_gqa)
-                params.update({"batch": 1, "prompt_len": PREFILL_LEN, "context": 0, "graph": False,
-                               "attention": "sdpa is_causal=True on fresh k,v",
-                               "lm_head": "last token only", "params_count": n_params})
+                params = prefill_params(cfg, use_gqa, n_params)
                 rec = {"id": case, "suite": "e2e", "op": "e2e_prefill", "params": params,
                        "timing": timing, "wall_us": wstats.get("median_us"),
                        "wall_timing": wstats, "host_issue_timing": issue, "cpu_probe": probe_stats(),
@@ -258,17 +294,8 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
             graph = None
             try:
                 with torch.inference_mode():
-                    caches = make_caches(torch, cfg, batch)
-                    tok = torch.randint(0, V, (batch, 1), device="cuda")
-                    pos = torch.full((1,), CONTEXT, device="cuda", dtype=torch.long)
+                    decode_step, caches, tok, pos = make_decode_step(torch, cfg, model, batch)
                     kv_len = CONTEXT + 1
-
-                    def decode_step():
-                        logits = model(tok, pos, caches, kv_len, False)
-                        nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
-                        tok.copy_(nxt)
-                        return logits
-
                     fn = decode_step
                     extra = {}
                     if use_graph:
@@ -296,14 +323,7 @@ def run_model(torch, nn, F, out, budget, cfg, use_gqa, args):
                     b2b = time_back_to_back(fn, B2B_STEPS)
                     timing = stats_us(ev, "per_call", DECODE_WARMUP)
                     wstats = stats_us(wall, "per_call_wall", DECODE_WARMUP)
-                    params = base_params(cfg, use_gqa)
-                    params.update({
-                        "batch": batch, "context": CONTEXT, "graph": use_graph,
-                        "attn_kv_len": kv_len,
-                        "attention": "sdpa over k_cache[:, :, :context+1] (no mask)",
-                        "sampling": "greedy argmax fed back into the static token tensor",
-                        "position": "fixed at context (every timed step rewrites slot context)",
-                        "params_count": n_params})
+                    params = decode_params(cfg, use_gqa, batch, use_graph, n_params)
                     kv_bytes = (2 * cfg["layers"] * batch * cfg["kv_heads"] * kv_len
                                 * cfg["head_dim"] * 2)
                     rec = {"id": case, "suite": "e2e", "op": "e2e_decode", "params": params,
@@ -404,6 +424,9 @@ def main():
     try:
         out.doc["device"] = device_info()
         out.doc["environment"] = torch_env()
+        # Every case is timed before the first torch.profiler session of the process, which
+        # leaves later host work ~28% slower (host_interleave.py --profile-between).
+        out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
         out.write()
     except Exception as e:  # noqa: BLE001
         out.error("device_info", e)

@@ -13,8 +13,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, issue_stats, log, probe_stats,  # noqa: E402
-                        parse_common_args, profile_fn, stats_us, time_calls, torch_env)
+from e2e_common import (PROFILES_AFTER_TIMING, Budget, RecordFile, device_info,  # noqa: E402
+                        issue_stats, log, probe_stats, parse_common_args, profile_fn, stats_us,
+                        time_calls, torch_env)
 
 TEXT = dict(layers=12, d_model=768, heads=12, seq=77, mlp=3072, vocab=49408, norm="layernorm",
             norm_eps=1e-5, act="gelu_tanh", attention="sdpa non-causal", batch=2,
@@ -186,22 +187,11 @@ def build_vae(torch, nn, F):
     return Decoder()
 
 
-def main():
-    args = parse_common_args(sys.argv[1:], "e2e_diffusion.json", 50)
-    budget = Budget(args.budget)
-    out = RecordFile(args.out, "validate/e2e/diffusion.py")
-    log("diffusion: import torch")
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-    log("diffusion: torch %s cuda %s" % (torch.__version__, torch.version.cuda))
-    try:
-        out.doc["device"] = device_info()
-        out.doc["environment"] = torch_env()
-        out.write()
-    except Exception as e:  # noqa: BLE001
-        out.error("device_info", e)
-
+def build_calls(torch, nn, F):
+    """The timed calls, on the GPU: the three models (bf16, eval, no grad), their inputs, and
+    {"models": (te, dit, vae), "stages": [(name, fn, extra params)], "pipeline": fn(K),
+    "common_params": fn() -> params of a pipeline record}. Shared with host_interleave.py, which
+    times the same calls in alternation."""
     torch.manual_seed(SEED)
     prev_dtype = torch.get_default_dtype()
     torch.set_default_dtype(torch.bfloat16)
@@ -272,12 +262,43 @@ def main():
             torch.cuda.synchronize()
             return frame
 
+    stages = [("text_encoder", text_encode, {"dims": TEXT}),
+              ("denoiser", denoise_once, {"dims": DIT, "batch": DIT["cfg_batch"]}),
+              ("vae_decode", vae_decode, {"dims": VAE}),
+              ("d2h_copy", d2h, {"bytes": frame_bytes, "dst": "pinned host uint8",
+                                 "shape": list(frame_shape), "non_blocking": True})]
+    return {"models": (te, dit, vae), "stages": stages, "pipeline": pipeline,
+            "common_params": common_params}
+
+
+def main():
+    args = parse_common_args(sys.argv[1:], "e2e_diffusion.json", 50)
+    budget = Budget(args.budget)
+    out = RecordFile(args.out, "validate/e2e/diffusion.py")
+    log("diffusion: import torch")
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    log("diffusion: torch %s cuda %s" % (torch.__version__, torch.version.cuda))
+    try:
+        out.doc["device"] = device_info()
+        out.doc["environment"] = torch_env()
+        # Every case is timed before the first torch.profiler session of the process, which
+        # leaves later host work ~28% slower (host_interleave.py --profile-between).
+        out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
+        out.write()
+    except Exception as e:  # noqa: BLE001
+        out.error("device_info", e)
+
+    calls = build_calls(torch, nn, F)
+    pipeline = calls["pipeline"]
+    common_params = calls["common_params"]
+    te, dit, vae = calls["models"]
+
+    with torch.inference_mode():
         # -------------------------------------------------------------- stages
-        stages = [("text_encoder", text_encode, {"dims": TEXT}),
-                  ("denoiser", denoise_once, {"dims": DIT, "batch": DIT["cfg_batch"]}),
-                  ("vae_decode", vae_decode, {"dims": VAE}),
-                  ("d2h_copy", d2h, {"bytes": frame_bytes, "dst": "pinned host uint8",
-                                     "shape": list(frame_shape), "non_blocking": True})]
+        stages = calls["stages"]
+        to_profile = []  # (case, record, fn): profiled after every case is timed
         for name, fn, extra in stages:
             case = "e2e/diffusion/stage/%s" % name
             if not budget.ok(5):
@@ -298,16 +319,8 @@ def main():
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wst.get("median_us", 0) / 1e3))
                 out.add(rec)
-                profiled = ("denoiser", "vae_decode", "text_encoder")
-                if name in profiled and not args.no_profile and budget.ok(6):
-                    try:
-                        rec["profile"] = profile_fn(fn, top=args.top, name=case)
-                        out.write()
-                        log("%s: profile %d kernels, busy %.3f ms"
-                            % (case, rec["profile"]["kernel_launches"],
-                               rec["profile"]["gpu_busy_us"] / 1e3))
-                    except Exception as e:  # noqa: BLE001
-                        out.error(case + "#profile", e)
+                if name in ("denoiser", "vae_decode", "text_encoder"):
+                    to_profile.append((case, rec, fn))
             except Exception as e:  # noqa: BLE001
                 out.error(case, e)
 
@@ -333,14 +346,26 @@ def main():
                 log("%s: median %.3f ms (wall %.3f ms)"
                     % (case, timing.get("median_us", 0) / 1e3, wst.get("median_us", 0) / 1e3))
                 out.add(rec)
-                if K == 1 and not args.no_profile and budget.ok(8):
-                    try:
-                        rec["profile"] = profile_fn(lambda: pipeline(1), top=args.top, name=case)
-                        out.write()
-                    except Exception as e:  # noqa: BLE001
-                        out.error(case + "#profile", e)
+                if K == 1:
+                    to_profile.append((case, rec, lambda: pipeline(1)))
             except Exception as e:  # noqa: BLE001
                 out.error(case, e)
+
+        # -------------------------------------------------------------- profiles, after all timing
+        # A torch.profiler session leaves the host slower for what the process times after it
+        # (validate/e2e/README.md, host_interleave.py --profile-between), so no case is timed
+        # after one.
+        for case, rec, fn in to_profile:
+            if args.no_profile or not budget.ok(6):
+                continue
+            try:
+                rec["profile"] = profile_fn(fn, top=args.top, name=case)
+                out.write()
+                log("%s: profile %d kernels, busy %.3f ms"
+                    % (case, rec["profile"]["kernel_launches"],
+                       rec["profile"]["gpu_busy_us"] / 1e3))
+            except Exception as e:  # noqa: BLE001
+                out.error(case + "#profile", e)
     out.finish()
     log("diffusion: done, %d records, %d errors" % (len(out.doc["records"]), len(out.doc["errors"])))
     del te, dit, vae

@@ -358,6 +358,12 @@ def profile_fn(fn, top=40, name=None):
 
 
 # ----------------------------------------------------------------------------- timing
+# A torch.profiler session (CPU + CUDA activities) leaves every later eager call of the process
+# slower on the host: ~28% on the e2e models (host_interleave.py --profile-between,
+# validate/data/h200/host/interleave_profile.json). Records made since then say so in
+# environment.profiles; the earlier runs timed some cases after a profile (validate/e2e/README.md).
+PROFILES_AFTER_TIMING = "after all timing"
+
 # A fixed piece of pure-Python work, timed around every timed call: the host's Python speed at
 # that moment. host_stall_probe.py found host-bound steps taking 2x the main thread's CPU time in
 # bursts of 0.1-0.4 s with no GC, page faults or descheduling; a step whose probe ran far above the

@@ -11,8 +11,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Budget, RecordFile, device_info, issue_stats, log, probe_stats,  # noqa: E402
-                        parse_common_args, profile_fn, stats_us, time_calls, torch_env)
+from e2e_common import (PROFILES_AFTER_TIMING, Budget, RecordFile, device_info,  # noqa: E402
+                        issue_stats, log, probe_stats, parse_common_args, profile_fn, stats_us,
+                        time_calls, torch_env)
 
 CONFIGS = [
     # name, layers, d_model, heads, vocab, seq, micro_batch
@@ -141,9 +142,29 @@ def training_step(torch, nn, F, cfg):
     return model, opt, idx, tgt, step
 
 
+def train_case(cfg):
+    name, L, d, H, V, T, B = cfg
+    return "e2e/train/%s/b%d_s%d" % (name, B, T)
+
+
+def train_params(cfg, n_params):
+    """Params of a training-step record of one CONFIGS entry."""
+    name, L, d, H, V, T, B = cfg
+    return {
+        "model": name, "layers": L, "d_model": d, "heads": H, "kv_heads": H,
+        "head_dim": d // H, "ffn": 4 * d, "vocab": V, "seq": T, "micro_batch": B,
+        "dtype": "bf16", "master_dtype": "fp32", "autocast": "bf16",
+        "optimizer": "adamw_fused", "lr": LR, "recompute": "none", "dropout": 0.0,
+        "tied_embeddings": True, "norm": "layernorm", "norm_eps": 1e-5, "norm_bias": True,
+        "mlp": "gelu_tanh", "qkv": "fused_linear_bias", "linear_bias": True,
+        "pos_embedding": "learned", "attention": "sdpa_causal", "loss": "cross_entropy",
+        "params_count": n_params, "grad_accum": 1,
+    }
+
+
 def run_config(torch, nn, F, out, budget, cfg, args):
     name, L, d, H, V, T, B = cfg
-    case = "e2e/train/%s/b%d_s%d" % (name, B, T)
+    case = train_case(cfg)
     log("case %s: build" % case)
     model, opt, idx, tgt, step = training_step(torch, nn, F, cfg)
     n_params = sum(p.numel() for p in model.parameters())
@@ -165,16 +186,7 @@ def run_config(torch, nn, F, out, budget, cfg, args):
     flops = 6 * (n_params - n_embed_pos) * B * T + 12 * L * d * T * B * T
     rec = {
         "id": case, "suite": "e2e", "op": "e2e_train",
-        "params": {
-            "model": name, "layers": L, "d_model": d, "heads": H, "kv_heads": H,
-            "head_dim": d // H, "ffn": 4 * d, "vocab": V, "seq": T, "micro_batch": B,
-            "dtype": "bf16", "master_dtype": "fp32", "autocast": "bf16",
-            "optimizer": "adamw_fused", "lr": LR, "recompute": "none", "dropout": 0.0,
-            "tied_embeddings": True, "norm": "layernorm", "norm_eps": 1e-5, "norm_bias": True,
-            "mlp": "gelu_tanh", "qkv": "fused_linear_bias", "linear_bias": True,
-            "pos_embedding": "learned", "attention": "sdpa_causal", "loss": "cross_entropy",
-            "params_count": n_params, "grad_accum": 1,
-        },
+        "params": train_params(cfg, n_params),
         "timing": timing,
         "wall_us": wall.get("median_us"),
         "wall_timing": wall,
@@ -187,21 +199,25 @@ def run_config(torch, nn, F, out, budget, cfg, args):
         "loss_after": loss_val,
     }
     out.add(rec)
-    if not args.no_profile:
-        if budget.ok(8):
-            try:
-                log("case %s: profile one step" % case)
-                rec["profile"] = profile_fn(step, top=args.top, name=case)
-                out.write()
-                log("case %s: profile %d kernels, busy %.2f ms"
-                    % (case, rec["profile"]["kernel_launches"], rec["profile"]["gpu_busy_us"] / 1e3))
-            except Exception as e:  # noqa: BLE001
-                out.error(case + "#profile", e)
-        else:
-            out.skip(case + "#profile", "budget")
-    del opt, model, idx, tgt
-    gc.collect()
-    torch.cuda.empty_cache()
+    # Profiled after every case is timed (main()): a torch.profiler session leaves the host slower
+    # for what the process times after it (validate/e2e/README.md, host_interleave.py).
+    return case, rec, step, (model, opt, idx, tgt)
+
+
+def profile_case(out, budget, args, case, rec, step):
+    if args.no_profile:
+        return
+    if not budget.ok(8):
+        out.skip(case + "#profile", "budget")
+        return
+    try:
+        log("case %s: profile one step" % case)
+        rec["profile"] = profile_fn(step, top=args.top, name=case)
+        out.write()
+        log("case %s: profile %d kernels, busy %.2f ms"
+            % (case, rec["profile"]["kernel_launches"], rec["profile"]["gpu_busy_us"] / 1e3))
+    except Exception as e:  # noqa: BLE001
+        out.error(case + "#profile", e)
 
 
 def main():
@@ -216,17 +232,22 @@ def main():
     try:
         out.doc["device"] = device_info()
         out.doc["environment"] = torch_env()
+        # Every case is timed before the first torch.profiler session of the process, which
+        # leaves later host work ~28% slower (host_interleave.py --profile-between).
+        out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
         out.write()
     except Exception as e:  # noqa: BLE001
         out.error("device_info", e)
     est = {"gpt2-small": 10, "gpt2-medium": 15}
+    timed = []  # (case, rec, step, keep-alive): every case stays resident (< 16 GiB each) until
+    #            the profiles, which run after all the timing
     for cfg in CONFIGS:
         case = "e2e/train/%s" % cfg[0]
         if not budget.ok(est.get(cfg[0], 10)):
             out.skip(case, "budget (%.1fs left)" % budget.left())
             continue
         try:
-            run_config(torch, nn, F, out, budget, cfg, args)
+            timed.append(run_config(torch, nn, F, out, budget, cfg, args))
         except Exception as e:  # noqa: BLE001
             out.error(case, e)
             gc.collect()
@@ -234,6 +255,11 @@ def main():
                 torch.cuda.empty_cache()
             except Exception:  # noqa: BLE001
                 pass
+    for case, rec, step, _keep in timed:
+        profile_case(out, budget, args, case, rec, step)
+    del timed
+    gc.collect()
+    torch.cuda.empty_cache()
     out.finish()
     log("train_gpt: done, %d records, %d errors" % (len(out.doc["records"]), len(out.doc["errors"])))
 
