@@ -40,7 +40,8 @@ int e2e_table(const RunOutputs& o) {
       throw std::invalid_argument("--e2e-table: " + path + ": " + e.what());
     }
   }
-  const std::string md = workloads::e2e_markdown(runs, g.name, g.param("host_python_scale"));
+  const std::string md = workloads::e2e_markdown(runs, g.name, g.param("host_python_scale"),
+                                                 g.param("host_probe_us") * 1e6);
   if (!o.out_path.empty()) write_file_atomically(o.out_path, md);
   nlohmann::json j = nlohmann::json::array();
   for (const auto& run : runs)

@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 43> kParams = {{
+constexpr std::array<ModelParamDecl, 44> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -92,6 +92,13 @@ constexpr std::array<ModelParamDecl, 43> kParams = {{
      "host time of a fused optimizer step before its per-tensor cost"},
     {"host_optimizer_tensor", Dimension::kTime, 2.55e-6, 0.0, 100e-6,
      "host time per parameter tensor of a fused optimizer step (and of zero_grad)"},
+    // The host speed the host_* costs hold at, as e2e_common.cpu_probe_us() reads it (a fixed
+    // pure-Python loop, timed around every e2e call): the median probe of the nominal repetitions
+    // of the tight loops behind them, validate/data/h200/host/run8_a.json 199.2 us and
+    // run8_b.json 196.1 us. ridge run --e2e-table scales a host-bound step measured at probe p by
+    // host_probe_us / p.
+    {"host_probe_us", Dimension::kTime, 197e-6, 1e-6, 10e-3,
+     "CPU probe time (validate/e2e cpu_probe_us) at the host speed the host_* costs hold at"},
     // Tight loops on tiny tensors under-state the host time of the same ops inside a model (more
     // Python per op, colder caches, views and module calls between ops); fitted by calibrate --e2e
     // on host-bound inference steps of the training split. Scales the host_launch_eager and

@@ -7,7 +7,12 @@
 // the steps issued at the host's nominal speed only (probe <= kNominalProbeRatio x the run's
 // fastest probe), when at least 3 are; else timing.median_us. The lent machine's host CPU runs
 // 1.5-2x slower in stretches of 0.1 s to several seconds (validate/e2e/README.md,
-// host_stall_probe.py), and Ridge prices the host at one speed.
+// host_stall_probe.py), and its speed at "nominal" differs between leases by up to 1.25x. Ridge
+// prices the host at one speed, the one at which the probe takes the GPU spec's host_probe_us
+// (the speed of the tight-loop measurements behind the host_* costs); for a case the simulation
+// finds host-bound, each nominal step's time is scaled to that speed (x host_probe_us / its
+// probe), which the interleaved runs (validate/e2e/host_interleave.py) show holds within about 4%
+// across leases.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -31,6 +36,9 @@ struct E2eRow {
   int steps = 0;             ///< timed steps with a CPU probe (0: the run has no probes)
   int steps_kept = 0;        ///< of those, issued at nominal host speed (the measured median's)
   bool host_slowed = false;  ///< probes but fewer than 3 nominal steps: median of all steps
+  /// Host-bound with probes: the median is of the nominal steps at the model's host speed, each
+  /// step's time x host_probe_us / its probe.
+  bool host_normalized = false;
 };
 
 /// A step counts as issued at nominal host speed when its CPU probe took at most this many times
@@ -58,9 +66,19 @@ struct E2eRun {
   std::string source;  ///< the records file
   std::vector<E2eRow> rows;
 };
+/// Each case against the median of its measurements over the runs (one row per case, in the
+/// first run's order; `measured_s` the median, `error` against it, `steps` the number of runs
+/// pooled). The median is over the runs with CPU probes that measured the case at nominal host
+/// speed (at least 3 such steps) where at least 3 runs did, else over every run: a run without
+/// probes, or with too few nominal steps, cannot tell a step slowed by the host. The lent host's
+/// speed differs between leases by more than the budget (host-bound steps at nominal speed: e.g.
+/// Llama-3.2 1B decode 7.7-10.6 ms over eight runs): the median over leases is the estimate of
+/// the step at the host's typical speed that a one-speed host model can be held to.
+std::vector<E2eRow> pooled_rows(const std::vector<E2eRun>& runs);
 /// A Markdown table of the runs (cases in the first run's order, one measured/error column pair
-/// per run), the mean errors, each case's run-to-run spread, and the command that made it.
+/// per run), each case's median over the runs and the error against it, the mean errors, each
+/// case's run-to-run spread, and the command that made it.
 std::string e2e_markdown(const std::vector<E2eRun>& runs, const std::string& gpu_name,
-                         double host_python_scale = 1);
+                         double host_python_scale = 1, double probe_ref_us = 0);
 
 }  // namespace ridge::workloads
