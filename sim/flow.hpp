@@ -214,32 +214,35 @@ class FlowNetwork {
     uint32_t pair;
   };
 
-  struct Link {
-    std::string name;
-    std::string counter_name;
+  // Laid out by use: the first cache line is what a filling pass reads and writes for every
+  // link (spare capacity, load, level and virtual clock), the second what a freeze or a move
+  // reads of it as a group, the third its pair lists; names and statistics last.
+  struct alignas(64) Link {
     double capacity;
-    Time latency;
     double load = 0;
-    uint32_t flow_count = 0;      // moving flows crossing it
-    std::vector<uint32_t> pairs;  // pairs (this link, any group), never removed
-    std::vector<LivePair> live;   // those with flows
-    // as a group: the flows whose bottleneck it is
-    std::vector<GroupLink> glinks;  // links its members cross (count > 0)
-    uint32_t group_flows = 0;       // flows in the group, pending ones included
-    std::vector<Member> members;    // min-heap by (target, seq); pending flows excluded
-    double level = 0;               // rate of each member, bytes/s
-    double vclock = 0;              // bytes served per member, as of level_since
+    double level = 0;   // as a group: rate of each member, bytes/s
+    double vclock = 0;  // bytes served per member, as of level_since
     Time level_since;
     Time finish = Time::max();   // its earliest member's
+    uint32_t flow_count = 0;     // moving flows crossing it
+    uint32_t group_flows = 0;    // flows in the group, pending ones included
     uint32_t self_pair = kNone;  // pair (this link, this group)
     uint32_t cap_pair = kNone;   // pair (this link, kCapGroup)
-    bool touched = false;
-    // statistics
+    // as a group: the flows whose bottleneck it is
+    std::vector<Member> members;    // min-heap by (target, seq); pending flows excluded
+    std::vector<GroupLink> glinks;  // links its members cross (count > 0)
     double bytes = 0;
+    bool touched = false;
+    std::vector<LivePair> live;   // pairs (this link, any group) with flows
+    std::vector<uint32_t> pairs;  // pairs (this link, any group), never removed
+    Time latency;
+    Time busy_since;
+    // statistics
     Time created;
     Time busy;
-    Time busy_since;
     uint64_t completed = 0;
+    std::string name;
+    std::string counter_name;
   };
   // What moving a flow between groups reads comes first, in one cache line.
   struct alignas(64) Flow {
