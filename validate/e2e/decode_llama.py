@@ -11,9 +11,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (PROFILES_AFTER_TIMING, Budget, RecordFile, device_info,  # noqa: E402
-                        issue_stats, log, probe_stats, parse_common_args, profile_fn, stats_us,
-                        time_back_to_back, time_calls, torch_env)
+from e2e_common import (Budget, RecordFile, issue_stats, log, parse_common_args,  # noqa: E402
+                        probe_stats, profile_fn, start_run, stats_us, time_back_to_back,
+                        time_calls)
 
 MODELS = [
     dict(model="llama3-8b", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
@@ -416,20 +416,7 @@ def main():
     args = parse_common_args(sys.argv[1:], "e2e_decode.json", 80)
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/decode_llama.py")
-    log("decode_llama: import torch")
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-    log("decode_llama: torch %s cuda %s" % (torch.__version__, torch.version.cuda))
-    try:
-        out.doc["device"] = device_info()
-        out.doc["environment"] = torch_env()
-        # Every case is timed before the first torch.profiler session of the process, which
-        # leaves later host work ~28% slower (host_interleave.py --profile-between).
-        out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
-        out.write()
-    except Exception as e:  # noqa: BLE001
-        out.error("device_info", e)
+    torch, nn, F = start_run(out, "decode_llama")
     use_gqa = gqa_supported(torch, F)
     out.doc["environment"]["sdpa_enable_gqa"] = use_gqa
     out.write()

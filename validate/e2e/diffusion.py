@@ -13,9 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (PROFILES_AFTER_TIMING, Budget, RecordFile, device_info,  # noqa: E402
-                        issue_stats, log, probe_stats, parse_common_args, profile_fn, stats_us,
-                        time_calls, torch_env)
+from e2e_common import (Budget, RecordFile, issue_stats, log, parse_common_args,  # noqa: E402
+                        probe_stats, profile_fn, start_run, stats_us, time_calls)
 
 TEXT = dict(layers=12, d_model=768, heads=12, seq=77, mlp=3072, vocab=49408, norm="layernorm",
             norm_eps=1e-5, act="gelu_tanh", attention="sdpa non-causal", batch=2,
@@ -275,20 +274,7 @@ def main():
     args = parse_common_args(sys.argv[1:], "e2e_diffusion.json", 50)
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/diffusion.py")
-    log("diffusion: import torch")
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-    log("diffusion: torch %s cuda %s" % (torch.__version__, torch.version.cuda))
-    try:
-        out.doc["device"] = device_info()
-        out.doc["environment"] = torch_env()
-        # Every case is timed before the first torch.profiler session of the process, which
-        # leaves later host work ~28% slower (host_interleave.py --profile-between).
-        out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
-        out.write()
-    except Exception as e:  # noqa: BLE001
-        out.error("device_info", e)
+    torch, nn, F = start_run(out, "diffusion")
 
     calls = build_calls(torch, nn, F)
     pipeline = calls["pipeline"]

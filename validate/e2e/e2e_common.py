@@ -401,23 +401,32 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
         if budget is not None and not budget.ok(min_left_s) and len(ev_us) >= 3:
             log("  budget low: stopping after %d reps" % len(ev_us))
             break
-        e0 = torch.cuda.Event(enable_timing=True)
-        e1 = torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        before = cpu_probe_us()
-        t0 = time.perf_counter()
-        e0.record()
-        fn()
-        ti = time.perf_counter()
-        e1.record()
-        torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        after = cpu_probe_us()
-        ev_us.append(e0.elapsed_time(e1) * 1e3)
-        wall_us.append((t1 - t0) * 1e6)
-        issue_us.append((ti - t0) * 1e6)
-        probe_us.append(max(before, after))
+        ev, wall, issue, probe = time_one_call(fn)
+        ev_us.append(ev)
+        wall_us.append(wall)
+        issue_us.append(issue)
+        probe_us.append(probe)
     return ev_us, wall_us
+
+
+def time_one_call(fn):
+    """One timed call, as time_calls times each: synchronize, CPU probe, CUDA events around fn(),
+    synchronize, probe. Returns (event us, synchronised wall us, host issue us, the larger probe)."""
+    import torch
+
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    before = cpu_probe_us()
+    t0 = time.perf_counter()
+    e0.record()
+    fn()
+    ti = time.perf_counter()
+    e1.record()
+    torch.cuda.synchronize()
+    t1 = time.perf_counter()
+    after = cpu_probe_us()
+    return (e0.elapsed_time(e1) * 1e3, (t1 - t0) * 1e6, (ti - t0) * 1e6, max(before, after))
 
 
 time_calls.last_issue_us = []
@@ -590,6 +599,28 @@ def _json_default(o):
         return float(o)
     except Exception:  # noqa: BLE001
         return repr(o)
+
+
+def start_run(out, script, e2e=True):
+    """Imports torch, logs its version and writes the device facts and the environment into the
+    record file `out` (with e2e=True also environment.profiles: see PROFILES_AFTER_TIMING).
+    Returns (torch, torch.nn, torch.nn.functional)."""
+    log("%s: import torch" % script)
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    log("%s: torch %s cuda %s" % (script, torch.__version__, torch.version.cuda))
+    try:
+        out.doc["device"] = device_info()
+        out.doc["environment"] = torch_env()
+        if e2e:
+            # Every case is timed before the first torch.profiler session of the process, which
+            # leaves later host work ~28% slower (host_interleave.py --profile-between).
+            out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
+        out.write()
+    except Exception as e:  # noqa: BLE001
+        out.error("device_info", e)
+    return torch, nn, F
 
 
 def parse_common_args(argv, default_out, default_budget):

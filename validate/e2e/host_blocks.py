@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import RecordFile, device_info, log, percentile, torch_env  # noqa: E402
+from e2e_common import RecordFile, log, percentile, start_run  # noqa: E402
 from host_dispatch import (MIN_NOMINAL_REPS, NOMINAL_PROBE_RATIO, fill_nominal,  # noqa: E402
                            kernels_per_call, rep_fields, time_reps)
 
@@ -254,13 +254,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
     out = RecordFile(args.out, "validate/e2e/host_blocks.py")
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-    out.doc["device"] = device_info()
-    out.doc["environment"] = torch_env()
-    out.write()
+    torch, nn, F = start_run(out, "host_blocks", e2e=False)
     groups = []
     for make in (diffusion_cases, llama_cases):
         try:

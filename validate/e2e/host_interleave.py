@@ -31,8 +31,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (CPU_PROBE_WORK, RecordFile, cpu_probe_us, device_info,  # noqa: E402
-                        log, percentile, profile_fn, torch_env)
+from e2e_common import (CPU_PROBE_WORK, RecordFile, log, percentile, profile_fn,  # noqa: E402
+                        start_run, time_one_call)
 
 
 def host_cpu():
@@ -110,21 +110,6 @@ def build_calls(torch, nn, F, with_training=False):
     return calls
 
 
-def time_one(torch, fn):
-    e0 = torch.cuda.Event(enable_timing=True)
-    e1 = torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    before = cpu_probe_us()
-    t0 = time.perf_counter()
-    e0.record()
-    fn()
-    ti = time.perf_counter()
-    e1.record()
-    torch.cuda.synchronize()
-    after = cpu_probe_us()
-    return e0.elapsed_time(e1) * 1e3, (ti - t0) * 1e6, max(before, after)
-
-
 def run_rounds(torch, calls, rounds):
     names = [c[0] for c in calls]
     calls = [(c[0], c[3]) for c in calls]
@@ -134,7 +119,7 @@ def run_rounds(torch, calls, rounds):
     for r in range(rounds):
         k = r % len(calls)
         for name, fn in calls[k:] + calls[:k]:
-            e, i, p = time_one(torch, fn)
+            e, _wall, i, p = time_one_call(fn)
             ev[name].append(round(e, 3))
             issue[name].append(round(i, 3))
             probe[name].append(round(p, 3))
@@ -151,12 +136,7 @@ def main():
                     help="also the GPT-2 small and medium training steps of train_gpt.py")
     args = ap.parse_args()
     out = RecordFile(args.out, "validate/e2e/host_interleave.py")
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-    out.doc["device"] = device_info()
-    out.doc["environment"] = torch_env()
+    torch, nn, F = start_run(out, "host_interleave", e2e=False)
     out.doc["host_cpu"] = host_cpu()
     log("host cpu: %s" % out.doc["host_cpu"])
     out.write()

@@ -11,9 +11,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (PROFILES_AFTER_TIMING, Budget, RecordFile, device_info,  # noqa: E402
-                        issue_stats, log, probe_stats, parse_common_args, profile_fn, stats_us,
-                        time_calls, torch_env)
+from e2e_common import (Budget, RecordFile, issue_stats, log, parse_common_args,  # noqa: E402
+                        probe_stats, profile_fn, start_run, stats_us, time_calls)
 
 CONFIGS = [
     # name, layers, d_model, heads, vocab, seq, micro_batch
@@ -224,20 +223,7 @@ def main():
     args = parse_common_args(sys.argv[1:], "e2e_train.json", 60)
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/train_gpt.py")
-    log("train_gpt: import torch")
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-    log("train_gpt: torch %s cuda %s" % (torch.__version__, torch.version.cuda))
-    try:
-        out.doc["device"] = device_info()
-        out.doc["environment"] = torch_env()
-        # Every case is timed before the first torch.profiler session of the process, which
-        # leaves later host work ~28% slower (host_interleave.py --profile-between).
-        out.doc["environment"]["profiles"] = PROFILES_AFTER_TIMING
-        out.write()
-    except Exception as e:  # noqa: BLE001
-        out.error("device_info", e)
+    torch, nn, F = start_run(out, "train_gpt")
     est = {"gpt2-small": 10, "gpt2-medium": 15}
     timed = []  # (case, rec, step, keep-alive): every case stays resident (< 16 GiB each) until
     #            the profiles, which run after all the timing
