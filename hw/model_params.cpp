@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 44> kParams = {{
+constexpr std::array<ModelParamDecl, 49> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -45,7 +45,8 @@ constexpr std::array<ModelParamDecl, 44> kParams = {{
     // within leases (host/run2-5.json, run7_*.json): the host CPU runs 1.5-2x slower in stretches
     // (validate/e2e/README.md). Elementwise: median of add 9.6, mul 9.6, mul by scalar 10.1, silu
     // 9.5, gelu 9.4, to(fp32) 12.3, pow 10.2, rsqrt 9.4, mean 12.2, cat 11.7, index_copy_ 8.8 =
-    // 9.6 us; the same at the DiT's and text encoder's sizes (add 9.6 and 9.5 us).
+    // 9.6 us; the same at the DiT's and text encoder's sizes (add 9.6 and 9.5 us). Casts, mean
+    // and cat have their own figures below (without them the median is 9.55 us).
     {"host_launch_eager", Dimension::kTime, 9.6e-6, 0.1e-6, 200e-6,
      "host time of one eager framework op that launches one kernel (elementwise and others)"},
     // nn.Linear at the e2e models' own shapes: 22.2 us (DiT, [2, 256, 1152] x 1152^2) and 21.5 us
@@ -54,10 +55,26 @@ constexpr std::array<ModelParamDecl, 44> kParams = {{
     // at real shapes, so the real-shape figure is the one used.
     {"host_eager_gemm", Dimension::kTime, 21.8e-6, 0.1e-6, 500e-6,
      "host time of one eager Linear/matmul dispatch"},
-    // scaled_dot_product_attention (backend selection): 31.6 (causal), 34.5 (not causal, the text
-    // encoder's and DiT's call) and 36.7 (GQA decode) us: median 34.5 us.
-    {"host_eager_attention", Dimension::kTime, 34.5e-6, 0.1e-6, 500e-6,
-     "host time of one eager scaled_dot_product_attention dispatch"},
+    // scaled_dot_product_attention, by the variant the call is (PyTorch selects a backend per
+    // call). Plain (not causal, all heads): 28.0 us, at the text encoder's and the DiT's own shapes
+    // (validate/data/h200/host/blocks1.json te_sdpa 0.1413 and dit_sdpa 0.1435 x the probe,
+    // at host_probe_us: 27.8 and 28.3 us; run8_a's tiny-shape call 27.3, run8_b's 34.5). Causal:
+    // 30.8 us (run8_a 29.9, run8_b 31.6). GQA (enable_gqa, fewer KV heads; Llama decode and
+    // prefill): 36.7 us (run8_a 34.0, run8_b 36.7, blocks1 llama_sdpa_gqa 39.2 at host_probe_us).
+    {"host_eager_attention", Dimension::kTime, 28.0e-6, 0.1e-6, 500e-6,
+     "host time of one eager scaled_dot_product_attention dispatch (not causal, all heads)"},
+    {"host_eager_attention_causal", Dimension::kTime, 30.8e-6, 0.1e-6, 500e-6,
+     "host time of one eager causal scaled_dot_product_attention dispatch"},
+    {"host_eager_attention_gqa", Dimension::kTime, 36.7e-6, 0.1e-6, 500e-6,
+     "host time of one eager scaled_dot_product_attention dispatch with enable_gqa"},
+    // Elementwise-like calls whose host path costs more than add/mul (run8_b, nominal medians):
+    // tensor.to(fp32) 12.3 us, mean over the last dimension 12.2 us, torch.cat 11.7 us.
+    {"host_eager_cast", Dimension::kTime, 12.3e-6, 0.1e-6, 500e-6,
+     "host time of one eager tensor.to(dtype) dispatch"},
+    {"host_eager_reduction", Dimension::kTime, 12.2e-6, 0.1e-6, 500e-6,
+     "host time of one eager mean/sum dispatch"},
+    {"host_eager_cat", Dimension::kTime, 11.7e-6, 0.1e-6, 500e-6,
+     "host time of one eager torch.cat dispatch"},
     // LayerNorm at the models' sizes: 19.2 us (DiT, no affine; text encoder, affine).
     {"host_eager_norm", Dimension::kTime, 19.2e-6, 0.1e-6, 500e-6,
      "host time of one eager LayerNorm/RMSNorm/softmax module call (LayerNorm: 19.2 us)"},

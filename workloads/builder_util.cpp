@@ -47,12 +47,14 @@ long long grid_for(double bytes) {
 
 int Emitter::cast(const std::string& name, long long n, int from_bytes, int to_bytes) {
   const double r = static_cast<double>(n) * from_bytes, w = static_cast<double>(n) * to_bytes;
-  return kernel(name, Category::kElementwise, "custom",
-                {{"grid", grid_for(r + w)},
-                 {"block", 256},
-                 {"bytes_read", r},
-                 {"bytes_written", w},
-                 {"flops_fp32", static_cast<double>(n)}});
+  const int id = kernel(name, Category::kElementwise, "custom",
+                        {{"grid", grid_for(r + w)},
+                         {"block", 256},
+                         {"bytes_read", r},
+                         {"bytes_written", w},
+                         {"flops_fp32", static_cast<double>(n)}});
+  g_.op(id).eager_call = EagerCall::kCast;
+  return id;
 }
 
 int Emitter::pass(const std::string& name, Category c, double bytes_read, double bytes_written,

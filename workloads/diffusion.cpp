@@ -68,8 +68,10 @@ void denoiser(Emitter& e, const DiffusionConfig& m, const std::string& prefix) {
   e.gemm("x_embed", BN, d, patch_in);
   e.elementwise("pos_add", "add", BN * d);
   // Timestep embedding: t.float() * freqs, cos, sin, cat, .to(bf16); then the t-MLP and text proj.
-  for (const char* k : {"t.mul", "t.cos", "t.sin", "t.cat"})
-    e.elementwise(k, "mul", B * 256, "fp32");
+  for (const char* k : {"t.mul", "t.cos", "t.sin", "t.cat"}) {
+    const int id = e.elementwise(k, "mul", B * 256, "fp32");
+    if (std::string_view(k) == "t.cat") e.graph().op(id).eager_call = EagerCall::kCat;
+  }
   e.cast("t.to_bf16", B * 256, 4, 2);
   e.gemm("t.fc1", B, d, 256);
   e.elementwise("t.silu", "silu", B * d);
@@ -131,7 +133,8 @@ void sampler_step(Emitter& e, const DiffusionConfig& m, int i) {
   const long long lat = x.latent_channels * x.latent_frames * x.latent_height * x.latent_width;
   e.prefix = fmt::format("step{}.", i);
   e.layer = -1;
-  e.elementwise("cat_cfg", "copy", x.cfg_batch * lat);
+  const int cat = e.elementwise("cat_cfg", "copy", x.cfg_batch * lat);
+  e.graph().op(cat).eager_call = EagerCall::kCat;
   e.views(2);  // ts[i:i+1].expand(B)
   e.elementwise("t_index", "copy", 2, "fp32");
   denoiser(e, m, fmt::format("step{}.dit.", i));

@@ -37,6 +37,11 @@ class Run {
     launch_eager_ = host("host_launch_eager");
     eager_gemm_ = host("host_eager_gemm");
     eager_attention_ = host("host_eager_attention");
+    eager_attention_causal_ = host("host_eager_attention_causal");
+    eager_attention_gqa_ = host("host_eager_attention_gqa");
+    eager_cast_ = host("host_eager_cast");
+    eager_reduction_ = host("host_eager_reduction");
+    eager_cat_ = host("host_eager_cat");
     eager_norm_ = host("host_eager_norm");
     eager_embedding_ = host("host_eager_embedding");
     eager_loss_ = host("host_eager_loss");
@@ -89,6 +94,7 @@ class Run {
   std::vector<Stream> streams_;
   Time launch_eager_, launch_cuda_, graph_per_kernel_, gap_;
   Time eager_gemm_, eager_attention_, eager_norm_, eager_embedding_, eager_loss_, eager_conv_;
+  Time eager_attention_causal_, eager_attention_gqa_, eager_cast_, eager_reduction_, eager_cat_;
   Time autograd_kernel_, optimizer_base_, optimizer_tensor_, eager_view_, eager_split_;
   Time autograd_forward_;
   double graph_saving_s_ = 0;
@@ -138,9 +144,24 @@ class Run {
   // Host cost of one eager dispatch of `n`, by the framework op it stands for.
   Time eager_cost(const OpNode& n) const {
     if (n.kind != NodeKind::kKernel) return launch_eager_;
+    switch (n.eager_call) {
+      case EagerCall::kCast:
+        return eager_cast_;
+      case EagerCall::kReduction:
+        return eager_reduction_;
+      case EagerCall::kCat:
+        return eager_cat_;
+      case EagerCall::kPlain:
+        break;
+    }
     const std::string& k = n.op.kind();
     if (k == "gemm") return eager_gemm_;
-    if (k == "attention") return eager_attention_;
+    if (k == "attention") {
+      // scaled_dot_product_attention picks its backend per call: GQA (enable_gqa) costs the most,
+      // then causal, then plain.
+      if (n.op.i("kv_heads") < n.op.i("heads")) return eager_attention_gqa_;
+      return n.op.b("causal") ? eager_attention_causal_ : eager_attention_;
+    }
     if (k == "layernorm" || k == "rmsnorm" || k == "softmax") return eager_norm_;
     if (k == "embedding") return eager_embedding_;
     if (k == "cross_entropy") return eager_loss_;

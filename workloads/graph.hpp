@@ -54,6 +54,16 @@ enum class HostPath {
   kAutogradBackward,  ///< launched by the autograd engine during .backward()
 };
 
+/// The framework call behind an eager dispatch where its host cost differs from a plain
+/// elementwise op's (validate/data/h200/host/run8_b.json: tensor.to(dtype) 12.3 us, mean 12.2 us,
+/// cat 11.7 us against add/mul 9.6 us): hw/model_params.cpp host_eager_cast, _reduction, _cat.
+enum class EagerCall {
+  kPlain,      ///< by the op's kind (elementwise, gemm, attention, norm, ...)
+  kCast,       ///< tensor.to(dtype) / .float()
+  kReduction,  ///< mean/sum over a dimension
+  kCat,        ///< torch.cat
+};
+
 /// One op of the graph.
 struct OpNode {
   std::string name;  ///< "layer3.mlp.up"
@@ -67,6 +77,7 @@ struct OpNode {
       0;           ///< kHost only, or a kernel/copy with a stated time (tests, fixed stages)
   int layer = -1;  ///< transformer layer, -1 outside layers
   HostPath host_path = HostPath::kPlain;
+  EagerCall eager_call = EagerCall::kPlain;
   int host_tensors = 0;  ///< tensors a multi-tensor op (fused optimizer) walks on the host
   /// Kernel-less framework calls the host makes just before this op in eager mode: views
   /// (view, transpose, reshape without a copy, slicing, unsqueeze, permute, nn.Module calls around

@@ -86,7 +86,8 @@ void norm_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long
   const long long N = rows * m.d_model;
   e.cast(n + ".to_fp32", N, 2, 4);
   e.elementwise(n + ".pow", "mul", N, "fp32");
-  e.pass(n + ".mean", C::kElementwise, 4.0 * N, 4.0 * rows, double(N));
+  const int mean = e.pass(n + ".mean", C::kElementwise, 4.0 * N, 4.0 * rows, double(N));
+  e.graph().op(mean).eager_call = EagerCall::kReduction;
   e.elementwise(n + ".add_eps", "add", rows, "fp32");
   e.elementwise(n + ".rsqrt", "mul", rows, "fp32");
   e.elementwise(n + ".mul", "mul", N, "fp32");
@@ -122,7 +123,8 @@ void rope(Emitter& e, const std::string& n, long long N) {
   e.elementwise(n + ".mul_cos", "mul", N);
   e.views(2);  // rotate_half: x[..., :h], x[..., h:]
   e.elementwise(n + ".neg", "mul", N / 2);
-  e.elementwise(n + ".cat", "copy", N);
+  const int cat = e.elementwise(n + ".cat", "copy", N);
+  e.graph().op(cat).eager_call = EagerCall::kCat;
   e.elementwise(n + ".mul_sin", "mul", N);
   e.elementwise(n + ".add", "add", N);
 }
