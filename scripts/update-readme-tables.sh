@@ -34,7 +34,7 @@ tmp=$(mktemp)
 # the ones made since no case is timed after a torch.profiler session (runs 12-16: the e2e
 # scripts; il1-il6: host_interleave.py). The earlier runs are superseded (validate/e2e/README.md).
 e2e_runs=""
-for r in e2e_run12 e2e_run13 e2e_run14 e2e_run15 e2e_run16 e2e_il1 e2e_il2 e2e_il3 e2e_il4 e2e_il5 e2e_il6; do
+for r in e2e_run12 e2e_run13 e2e_run14 e2e_run15 e2e_run16 e2e_il1 e2e_il2 e2e_il3 e2e_il4 e2e_il5 e2e_il6 e2e_il7; do
   e2e_runs="$e2e_runs --e2e-table $D/$r/e2e.json"
 done
 $ridge run $e2e_runs --gpu $gpu --out docs/e2e-validation.md >/dev/null
