@@ -103,30 +103,46 @@ BENCHMARK(BM_BareHeapHold)->Arg(1'000)->Arg(1'000'000);
 struct FatTreeLoad {
   Simulator sim;
   FlowNetwork net{sim};
-  std::vector<LinkId> up, down, spine;
+  // Per fabric (island): its leaf uplinks, leaf downlinks and spine links.
+  struct Fabric {
+    std::vector<LinkId> up, down, spine;
+  };
+  std::vector<Fabric> fabrics;
   std::mt19937_64 rng{7};
   std::exponential_distribution<double> size{1.0 / 1e6};
   double cap;
   uint64_t completed = 0;
 
-  explicit FatTreeLoad(double cap_bytes_per_s) : cap(cap_bytes_per_s) {
-    for (int i = 0; i < 64; ++i) up.push_back(net.add_link("up", 50e9, Time::from_ns(500)));
-    for (int i = 0; i < 64; ++i) down.push_back(net.add_link("down", 50e9, Time::from_ns(500)));
-    for (int i = 0; i < 16; ++i) spine.push_back(net.add_link("spine", 200e9, Time::from_ns(500)));
+  // `islands` separate fabrics of `leaves` up and down links (50 GB/s) and `spines` spine
+  // links (200 GB/s) each; no flow crosses two fabrics.
+  explicit FatTreeLoad(double cap_bytes_per_s, int islands = 1, int leaves = 64, int spines = 16)
+      : cap(cap_bytes_per_s) {
+    fabrics.resize(static_cast<std::size_t>(islands));
+    for (Fabric& f : fabrics) {
+      for (int i = 0; i < leaves; ++i) f.up.push_back(net.add_link("up", 50e9, Time::from_ns(500)));
+      for (int i = 0; i < leaves; ++i) {
+        f.down.push_back(net.add_link("down", 50e9, Time::from_ns(500)));
+      }
+      for (int i = 0; i < spines; ++i) {
+        f.spine.push_back(net.add_link("spine", 200e9, Time::from_ns(500)));
+      }
+    }
   }
-  void start() {
+  // A new flow on fabric `island` (on completion, the next one starts on the same fabric).
+  void start(std::size_t island = 0) {
+    const Fabric& f = fabrics[island];
     LinkId path[4];
     int n = 0;
-    path[n++] = up[rng() % 64];
+    path[n++] = f.up[rng() % f.up.size()];
     const int spines = static_cast<int>(rng() % 3);
-    const uint32_t s0 = rng() % 16;
-    for (int k = 0; k < spines; ++k) path[n++] = spine[(s0 + k) % 16];
-    path[n++] = down[rng() % 64];
+    const std::size_t s0 = rng() % f.spine.size();
+    for (int k = 0; k < spines; ++k) path[n++] = f.spine[(s0 + k) % f.spine.size()];
+    path[n++] = f.down[rng() % f.down.size()];
     net.start_flow(
         std::span<const LinkId>(path, n), 1.0 + size(rng),
-        [this] {
+        [this, island] {
           ++completed;
-          start();
+          start(island);
         },
         cap);
   }
@@ -196,6 +212,47 @@ BENCHMARK(BM_FlowChurnFixed)
     ->Args({10'000, 0, 20'000})
     ->Args({10'000, 250, 300'000})
     ->Args({100'000, 25, 200'000})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// Uncapped churn on separate fabrics (islands) in one network, each a quarter of the fat tree
+// above (16 up, 16 down, 4 spine links) with 625 flows, as 16 GPU nodes with no traffic
+// between them would be: range(0) fabrics, range(1) completions in one timed iteration. A
+// change costs a filling pass over its own fabric only, so changes/s should not depend on how
+// many fabrics there are.
+void BM_FlowChurnIslands(benchmark::State& state) {
+  const auto islands = static_cast<int>(state.range(0));
+  const auto completions = static_cast<uint64_t>(state.range(1));
+  uint64_t changes = 0, passes = 0, links = 0, resumed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto load = std::make_unique<FatTreeLoad>(FlowNetwork::kNoRateLimit, islands, 16, 4);
+    for (int i = 0; i < 625 * islands; ++i) load->start(static_cast<std::size_t>(i % islands));
+    load->sim.run_until(Time::from_us(5));
+    const uint64_t target = load->completed + completions;
+    const uint64_t passes0 = load->net.recomputes(), links0 = load->net.filled_links();
+    const uint64_t resumed0 = load->net.resumed_fills();
+    state.ResumeTiming();
+    while (load->completed < target) load->sim.step();
+    state.PauseTiming();
+    changes += 2 * completions;
+    passes += load->net.recomputes() - passes0;
+    links += load->net.filled_links() - links0;
+    resumed += load->net.resumed_fills() - resumed0;
+    load.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(changes));
+  const double pass_count = std::max(1.0, static_cast<double>(passes));
+  state.counters["links_per_pass"] = static_cast<double>(links) / pass_count;
+  state.counters["recomputes_per_change"] =
+      static_cast<double>(passes) / static_cast<double>(std::max<uint64_t>(1, changes));
+  state.counters["resumed_share"] = static_cast<double>(resumed) / pass_count;
+}
+
+BENCHMARK(BM_FlowChurnIslands)
+    ->Args({1, 20'000})
+    ->Args({16, 20'000})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

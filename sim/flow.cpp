@@ -110,9 +110,22 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   l.latency = latency;
   l.created = sim_.now();
   links_.push_back(std::move(l));
+  const auto id = static_cast<uint32_t>(links_.size() - 1);
   group_pos_.push_back(kNone);
-  resumable_ = false;
-  return LinkId{static_cast<uint32_t>(links_.size() - 1)};
+  // Its own island until a flow joins it to others; the filling's per-link state grows with it.
+  island_parent_.push_back(id);
+  island_pos_.push_back(0);
+  island_links_.push_back({id});
+  island_dirty_.push_back(0);
+  records_.emplace_back();
+  fill_rem_.push_back(0);
+  fill_cnt_.push_back(0);
+  fill_frozen_.push_back(1);
+  fill_level_.push_back(0);
+  fill_slot_.push_back(kNone);
+  fill_link_.push_back(kNone);
+  step_of_.push_back(kNone);
+  return LinkId{id};
 }
 
 void FlowNetwork::set_link_capacity(LinkId link, double capacity_bytes_per_s) {
@@ -120,7 +133,8 @@ void FlowNetwork::set_link_capacity(LinkId link, double capacity_bytes_per_s) {
     throw std::invalid_argument("FlowNetwork: capacity must be finite and >= 0");
   }
   links_.at(link.index).capacity = capacity_bytes_per_s;
-  resumable_ = false;
+  forget_record(link.index);
+  mark_dirty(link.index);
   request_settle();
 }
 
@@ -198,6 +212,7 @@ void FlowNetwork::arrive(uint32_t f) {
     hops_.resize(hops_.size() + hop_count);
   }
   fl.hop_count = hop_count;
+  for (std::size_t h = 1; h < fl.path.size(); ++h) unite(fl.path[0].index, fl.path[h].index);
   const std::span<Hop> hops = hops_of(fl);
   // With a filling pending, loads are stale: only the filling may place the flow.
   bool fast = std::isfinite(fl.cap) && !settle_pending_;
@@ -219,10 +234,11 @@ void FlowNetwork::arrive(uint32_t f) {
   if (std::isfinite(fl.cap)) {
     fl.capped_pos = static_cast<uint32_t>(capped_live_.size());
     capped_live_.push_back(f);
+    ++records_[island(hops[0].link)].capped;
   }
   if (fast) {
     ++fast_updates_;
-    resumable_ = false;
+    forget_record(hops[0].link);
     join_pairs(f, kCapGroup);
     enter_group(f, kCapGroup);
     for (const Hop& h : hops) set_load(h.link, links_[h.link].load + fl.cap);
@@ -251,7 +267,7 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
   }
   const double rate = current_rate(fl);
   if (fast || hops.empty()) {
-    if (!hops.empty()) resumable_ = false;
+    if (!hops.empty()) forget_record(hops[0].link);
   } else {
     note_change(-1, f);
   }
@@ -269,6 +285,7 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
     flows_[last].capped_pos = fl.capped_pos;
     capped_live_.pop_back();
     fl.capped_pos = kNone;
+    --records_[island(hops[0].link)].capped;
     fl.in_sorted = false;
   }
   for (const Hop& h : hops) --links_[h.link].flow_count;
@@ -562,21 +579,89 @@ void FlowNetwork::release(uint32_t f) {
   free_flows_.push_back(f);
 }
 
-// Notes an arrival (+1) or departure (-1) for the next filling, which may resume part-way
-// after a single one.
+// Notes an arrival (+1) or departure (-1) of a flow with a path for its island's next filling,
+// which may resume part-way after a single one.
 void FlowNetwork::note_change(int delta, uint32_t f) {
-  if (++changes_ > 1) return;
   const Flow& fl = flows_[f];
-  change_delta_ = delta;
-  change_group_ = fl.group;
-  change_links_.clear();
-  for (const Hop& h : hops_of(fl)) change_links_.push_back(h.link);
+  const uint32_t root = island(hops_[fl.hop_base].link);
+  mark_dirty(root);
+  Record& r = records_[root];
+  if (++r.changes > 1) return;
+  r.change_delta = delta;
+  r.change_group = fl.group;
+  r.change_links.clear();
+  for (const Hop& h : hops_of(fl)) r.change_links.push_back(h.link);
+}
+
+// The island (root link) of `link`, halving the path on the way.
+uint32_t FlowNetwork::island(uint32_t link) {
+  while (island_parent_[link] != link) {
+    island_parent_[link] = island_parent_[island_parent_[link]];
+    link = island_parent_[link];
+  }
+  return link;
+}
+
+// Joins the islands of two links: the smaller one's links are appended to the larger one's. A
+// resume record of either no longer describes the joined island; their pending changes and
+// capped flows add up.
+void FlowNetwork::unite(uint32_t a, uint32_t b) {
+  a = island(a);
+  b = island(b);
+  if (a == b) return;
+  if (island_links_[a].size() < island_links_[b].size()) std::swap(a, b);
+  Record& into_rec = records_[a];
+  Record& from_rec = records_[b];
+  into_rec.resumable = false;
+  if (into_rec.changes == 0) {
+    into_rec.change_delta = from_rec.change_delta;
+    into_rec.change_group = from_rec.change_group;
+    into_rec.change_links = std::move(from_rec.change_links);
+  }
+  into_rec.changes += from_rec.changes;
+  into_rec.capped += from_rec.capped;
+  from_rec = Record{};
+  std::vector<uint32_t>& into = island_links_[a];
+  for (const uint32_t k : island_links_[b]) {
+    island_pos_[k] = static_cast<uint32_t>(into.size());
+    into.push_back(k);
+  }
+  island_links_[b] = {};
+  island_parent_[b] = a;
+  if (island_dirty_[b] != 0) {
+    island_dirty_[b] = 0;
+    if (island_dirty_[a] == 0) {
+      island_dirty_[a] = 1;
+      dirty_islands_.push_back(a);
+    }
+  }
+}
+
+void FlowNetwork::mark_dirty(uint32_t link) {
+  const uint32_t r = island(link);
+  if (island_dirty_[r] != 0) return;
+  island_dirty_[r] = 1;
+  dirty_islands_.push_back(r);
+}
+
+// A change the resume record cannot account for happened on `link`'s island.
+void FlowNetwork::forget_record(uint32_t link) {
+  records_[island(link)].resumable = false;
 }
 
 void FlowNetwork::settle() {
   settle_pending_ = false;
-  fill();
-  changes_ = 0;
+  // In the order marked (deterministic); an entry whose island has since joined another finds
+  // the joined one, passed once.
+  for (std::size_t i = 0; i < dirty_islands_.size(); ++i) {
+    const uint32_t r = island(dirty_islands_[i]);
+    if (island_dirty_[r] == 0) continue;
+    island_dirty_[r] = 0;
+    fill(r);
+    ++recomputes_;
+    filled_links_ += island_links_[r].size();
+  }
+  dirty_islands_.clear();
   for (const uint32_t f : pending_) {
     Flow& fl = flows_[f];
     if (!fl.pending) continue;  // left before the filling, or a duplicate entry
@@ -592,7 +677,6 @@ void FlowNetwork::settle() {
       for (const PairEntry& e : pairs_[l.self_pair].flows) trace_rate(flows_[e.flow], l.level);
     }
   }
-  ++recomputes_;
   arm();
   notify_settled();
 }

@@ -25,21 +25,26 @@
 // and s x their number from k's spare capacity. Each flow so freezes at the first of its links
 // to saturate (or at its cap, if lower), which is the textbook progressive filling. A pass
 // costs O(sum over groups of the links their members cross + flows that change group + capped
-// flows + new capped flows x log) instead of O(flows x path); it covers every link in use (not
-// only the connected component of the change). Virtual clocks are rebased to zero past 1e9
-// bytes per member so that target - V keeps its precision.
+// flows + new capped flows x log) instead of O(flows x path); the capped flows are those of the
+// whole network (one list, by cap), the rest is its island's. A pass covers one island: the links
+// joined, directly or through other links, by the paths of flows that have moved over them
+// (islands merge as flows join links, and never split). The allocation on one island does not
+// depend on any other (max-min fairness decomposes over connected components), so a change
+// costs a pass over its own island, however many others there are (a GPU's memory hierarchy
+// does not pay for another GPU's). Virtual clocks are rebased to zero past 1e9 bytes per
+// member so that target - V keeps its precision.
 // The filling's per-link state (spare capacity, unfrozen count, share) sits in dense arrays;
 // a freeze updates a link's share as spare x 1/count from a table (within 2 ulp of the
 // quotient; no division per update), and the next link to saturate is found by a linear SIMD
 // scan of the unfrozen links' shares (block by block, with lazy lower bounds, past 256 links);
 // the chosen link's level is the exact quotient.
-// Resuming: a pass records the links it froze in order with their levels, and every 8th freeze
-// a snapshot of the per-link state (only while snapshots cost less than the pass's count
-// updates). When the only change since the last pass is one arrival or one departure, and no
-// flow is capped, the next pass restores the snapshot at or before the first freeze the change
-// can alter, replays the recorded freezes up to it, and goes on from there (on
-// BM_FlowChurn/10000/0, 95% of passes resume ~30% into the previous pass's freezes, which skips
-// ~45% of its count updates). Exact: a departing flow was unfrozen on all its links
+// Resuming: a pass records, for its island, the links it froze in order with their levels, and
+// every 8th freeze a snapshot of the per-link state (only while snapshots cost less than the
+// pass's count updates). When the only change on the island since its last pass is one arrival
+// or one departure, and no flow on it is capped, the next pass restores the snapshot at or
+// before the first freeze the change can alter, replays the recorded freezes up to it, and goes
+// on from there (on BM_FlowChurn/10000/0, 95% of passes resume ~30% into the previous pass's
+// freezes, which skips ~45% of its count updates). Exact: a departing flow was unfrozen on all its links
 // before its group's freeze, so removing it only raises those links' shares and every earlier
 // choice stands; an arriving flow lowers its links' shares, and an earlier choice stands while
 // each of them stays above that step's level, checked per snapshot interval (a share only
@@ -157,8 +162,10 @@ class FlowNetwork {
   /// Calls `fn(const FlowInfo&)` for every active flow, in start order.
   void for_each_flow(const std::function<void(const FlowInfo&)>& fn) const;
 
-  /// Full progressive-filling passes run so far.
+  /// Progressive-filling passes run so far (one per island that needed one at a settle).
   uint64_t recomputes() const { return recomputes_; }
+  /// Links covered by those passes, summed over passes (a pass covers its island's links).
+  uint64_t filled_links() const { return filled_links_; }
   /// Arrivals and departures handled by an O(path) fast path so far.
   uint64_t fast_updates() const { return fast_updates_; }
   /// Filling passes (among recomputes()) resumed part-way from the previous pass's record.
@@ -297,7 +304,11 @@ class FlowNetwork {
   void set_load(uint32_t link, double load);
   void request_settle();
   void settle();
-  void fill();
+  uint32_t island(uint32_t link);
+  void unite(uint32_t a, uint32_t b);
+  void mark_dirty(uint32_t link);
+  void forget_record(uint32_t link);
+  void fill(uint32_t root);
   void freeze_link(uint32_t l, double level);
   uint32_t min_share_link();
   uint32_t start_filling();
@@ -378,21 +389,35 @@ class FlowNetwork {
   std::vector<double> block_low_;
   uint32_t fill_live_ = 0;
   bool shares_stale_ = false;  // capped freezes since the last search left shares stale
-  // The last filling pass, for resuming the next one (see fill()): the link frozen at each step
-  // and its level, each link's step (kNone if it did not freeze), and before every
-  // kSnapshotSteps-th step the spare capacity and unfrozen count of every link.
-  std::vector<uint32_t> steps_;
-  std::vector<double> step_level_;
-  std::vector<uint32_t> step_of_;
-  std::vector<double> snap_rem_;
-  std::vector<uint32_t> snap_cnt_;
-  bool snapshots_ = false;         // this pass takes snapshots
+  // Islands: links joined by the paths of the flows that have moved over them (union-find by
+  // size with path halving; islands merge, never split). Max-min fairness decomposes over the
+  // connected components of links and flows, and every moving flow's links lie in one island,
+  // so a filling pass covers only the islands whose flows or capacities changed.
+  std::vector<uint32_t> island_parent_;              // by link
+  std::vector<uint32_t> island_pos_;                 // by link: index in its island's links
+  std::vector<std::vector<uint32_t>> island_links_;  // by root link: the island's links
+  std::vector<uint8_t> island_dirty_;                // by root link: needs a filling pass
+  std::vector<uint32_t> dirty_islands_;  // roots marked since the last settle (may be stale)
+  uint32_t fill_island_ = kNone;         // the island of the pass under way
+  // An island's last filling pass, for resuming the next one (see fill()), and the changes
+  // since: the link frozen at each step and its level, and before every kSnapshotSteps-th step
+  // the spare capacity and unfrozen count of each of the island's links (by island_pos_).
+  struct Record {
+    std::vector<uint32_t> steps;
+    std::vector<double> step_level;
+    std::vector<double> snap_rem;
+    std::vector<uint32_t> snap_cnt;
+    bool snapshots = false;  // the next pass takes snapshots
+    bool resumable = false;  // the record describes the state but for the changes since
+    uint32_t changes = 0;    // arrivals and departures waiting for the filling
+    int change_delta = 0;    // the first of them: +1 arrival, -1 departure
+    uint32_t change_group = kNone;       // a departure's group
+    std::vector<uint32_t> change_links;  // its links
+    uint32_t capped = 0;                 // moving flows with a finite cap (no resuming then)
+  };
+  std::vector<Record> records_;    // by root link
+  std::vector<uint32_t> step_of_;  // by link: its step in its island's last pass, or kNone
   uint32_t fill_from_ = 0;         // the step this pass resumed from (0: a full pass)
-  bool resumable_ = false;         // the record above describes the state but for the changes since
-  uint32_t changes_ = 0;           // arrivals and departures waiting for the filling
-  int change_delta_ = 0;           // the first of them: +1 arrival, -1 departure
-  uint32_t change_group_ = kNone;  // a departure's group
-  std::vector<uint32_t> change_links_;  // its links
   std::vector<double> inverse_;         // 1 / n for n unfrozen flows (index 0 unused)
   std::vector<uint32_t> touched_;       // groups whose earliest finish must be recomputed
   std::vector<uint32_t> done_;
@@ -408,6 +433,7 @@ class FlowNetwork {
   uint64_t recomputes_ = 0;
   uint64_t fast_updates_ = 0;
   uint64_t resumed_ = 0;
+  uint64_t filled_links_ = 0;
   std::function<void()> settled_hook_;
 };
 

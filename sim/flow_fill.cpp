@@ -103,17 +103,21 @@ std::pair<double, std::size_t> least(const double* a, std::size_t n) {
 // lower bound of its shares (shares only rise while the level rises: a link loses c flows and
 // c x level <= c x share of spare capacity), the block with the least bound is scanned and its
 // bound made exact, until no other block's bound is below the least share found.
-void FlowNetwork::fill() {
+void FlowNetwork::fill(uint32_t root) {
   ++epoch_;
+  fill_island_ = root;
+  Record& rec = records_[root];
   uint32_t step = start_filling();
   sort_capped();
   std::size_t ci = 0;
   double low = 0;  // no link's share is below this
   for (;;) {
+    // The next capped flow of this island still unfrozen (flows of other islands are passed).
     while (ci < capped_flows_.size()) {
       const Flow& fl = flows_[capped_flows_[ci]];
       const bool frozen =
-          fl.group == kCapGroup ? fl.frozen_mark == epoch_ : fill_frozen_[fl.group] != 0;
+          island(hops_[fl.hop_base].link) != root ||
+          (fl.group == kCapGroup ? fl.frozen_mark == epoch_ : fill_frozen_[fl.group] != 0);
       if (!frozen) break;
       ++ci;
     }
@@ -133,29 +137,31 @@ void FlowNetwork::fill() {
       continue;
     }
     if (bottleneck == kNone) break;
-    if (snapshots_ && step % kSnapshotSteps == 0) take_snapshot(step);
+    if (rec.snapshots && step % kSnapshotSteps == 0) take_snapshot(step);
     freeze_link(bottleneck, level);
-    if (steps_.size() <= step) {
-      steps_.resize(step + 1);
-      step_level_.resize(step + 1);
+    if (rec.steps.size() <= step) {
+      rec.steps.resize(step + 1);
+      rec.step_level.resize(step + 1);
     }
-    steps_[step] = bottleneck;
-    step_level_[step] = level;
+    rec.steps[step] = bottleneck;
+    rec.step_level[step] = level;
     step_of_[bottleneck] = step++;
   }
   // The state after the last freeze is the one a resumed pass needs before step `step`.
-  if (snapshots_ && step % kSnapshotSteps == 0) take_snapshot(step);
-  steps_.resize(step);
-  step_level_.resize(step);
-  const std::size_t n = links_.size();
-  resumable_ = snapshots_;
+  if (rec.snapshots && step % kSnapshotSteps == 0) take_snapshot(step);
+  rec.steps.resize(step);
+  rec.step_level.resize(step);
+  const std::vector<uint32_t>& links = island_links_[root];
+  const std::size_t n = links.size();
+  rec.resumable = rec.snapshots;
+  rec.changes = 0;
   if (fill_from_ == 0) {
     // Snapshots pay when they cost less than the count updates a full pass makes.
     std::size_t updates = 0;
-    for (const uint32_t k : steps_) updates += links_[k].glinks.size();
-    snapshots_ = capped_live_.empty() && (step / kSnapshotSteps + 1) * n <= updates;
+    for (const uint32_t k : rec.steps) updates += links_[k].glinks.size();
+    rec.snapshots = rec.capped == 0 && (step / kSnapshotSteps + 1) * n <= updates;
   }
-  for (uint32_t k = 0; k < n; ++k) {
+  for (const uint32_t k : links) {
     // A link frozen before the step this pass resumed from keeps its spare capacity and level.
     if (step_of_[k] < fill_from_) continue;
     Link& l = links_[k];
@@ -174,14 +180,10 @@ void FlowNetwork::fill() {
 // or departure since the last pass, from the last pass's snapshot at or before the first step
 // that change affects (returns that step; see resume_point()).
 uint32_t FlowNetwork::start_filling() {
-  const std::size_t n = links_.size();
+  Record& rec = records_[fill_island_];
+  const std::vector<uint32_t>& links = island_links_[fill_island_];
+  const auto n = static_cast<uint32_t>(links.size());
   shares_stale_ = false;
-  fill_rem_.resize(n);
-  fill_cnt_.resize(n);
-  fill_frozen_.resize(n);
-  fill_level_.resize(n);
-  fill_link_.resize(n);
-  step_of_.resize(n, kNone);
   uint32_t replay_to = 0;
   const uint32_t from = resume_point(replay_to);
   fill_from_ = from;
@@ -190,16 +192,17 @@ uint32_t FlowNetwork::start_filling() {
     ++resumed_;
     return replay_to;
   }
-  steps_.clear();
-  step_of_.assign(n, kNone);
+  rec.steps.clear();
   clear_share_slots(n);
   uint32_t most = 0;
-  for (uint32_t k = 0; k < n; ++k) {
+  for (const uint32_t k : links) {
     Link& l = links_[k];
+    step_of_[k] = kNone;
     fill_rem_[k] = l.capacity;
     fill_cnt_[k] = l.flow_count;
     if (l.flow_count == 0) {
       fill_frozen_[k] = 1;
+      fill_slot_[k] = kNone;
       if (l.load != 0) set_load(k, 0.0);
       continue;
     }
@@ -229,27 +232,32 @@ uint32_t FlowNetwork::start_filling() {
 //   first step of one of its links, where it would freeze with that link's flows.
 uint32_t FlowNetwork::resume_point(uint32_t& replay_to) const {
   replay_to = 0;
-  if (!resumable_ || !snapshots_ || changes_ != 1 || !capped_live_.empty()) return 0;
-  const std::size_t n = links_.size();
-  if (step_of_.size() != n || snap_cnt_.size() < n) return 0;
-  auto q = static_cast<uint32_t>(steps_.size());
-  for (const uint32_t k : change_links_) {
+  const Record& rec = records_[fill_island_];
+  if (!rec.resumable || !rec.snapshots || rec.changes != 1 || rec.capped != 0) return 0;
+  const std::size_t n = island_links_[fill_island_].size();
+  if (rec.snap_cnt.size() < n) return 0;
+  auto q = static_cast<uint32_t>(rec.steps.size());
+  for (const uint32_t k : rec.change_links) {
     // A link without flows in the last pass or now: its place in the filling changes.
-    if (links_[k].flow_count == 0 || snap_cnt_[k] + (change_delta_ < 0 ? 1 : 0) == 0) return 0;
-    if (change_delta_ > 0 && step_of_[k] != kNone) q = std::min(q, step_of_[k]);
+    if (links_[k].flow_count == 0 ||
+        rec.snap_cnt[island_pos_[k]] + (rec.change_delta < 0 ? 1 : 0) == 0) {
+      return 0;
+    }
+    if (rec.change_delta > 0 && step_of_[k] != kNone) q = std::min(q, step_of_[k]);
   }
-  if (change_delta_ < 0) {
-    if (change_group_ >= n || step_of_[change_group_] == kNone) return 0;
-    q = step_of_[change_group_];
+  if (rec.change_delta < 0) {
+    if (rec.change_group >= links_.size() || step_of_[rec.change_group] == kNone) return 0;
+    q = step_of_[rec.change_group];
   } else {
-    for (const uint32_t k : change_links_) {
+    for (const uint32_t k : rec.change_links) {
       for (uint32_t j = 0; j * kSnapshotSteps < q; ++j) {
         const uint32_t first = j * kSnapshotSteps;
         const uint32_t last = std::min(q, first + kSnapshotSteps);
         double level = 0;
-        for (uint32_t i = first; i < last; ++i) level = std::max(level, step_level_[i]);
+        for (uint32_t i = first; i < last; ++i) level = std::max(level, rec.step_level[i]);
+        const std::size_t at = j * n + island_pos_[k];
         const double share =
-            std::max(0.0, snap_rem_[j * n + k]) / (static_cast<double>(snap_cnt_[j * n + k]) + 1.0);
+            std::max(0.0, rec.snap_rem[at]) / (static_cast<double>(rec.snap_cnt[at]) + 1.0);
         if (!(share > level)) {
           q = first;
           break;
@@ -266,29 +274,35 @@ uint32_t FlowNetwork::resume_point(uint32_t& replay_to) const {
 void FlowNetwork::clear_share_slots(uint32_t n) {
   const std::size_t padded = (static_cast<std::size_t>(n) + 7) / 8 * 8;
   fill_share_.assign(padded, kInf);
-  fill_slot_.assign(n, kNone);
   fill_live_ = 0;
   block_low_.assign((padded + kScanBlock - 1) / kScanBlock, 0.0);
 }
 
 void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
-  const std::size_t n = links_.size();
+  Record& rec = records_[fill_island_];
+  const std::vector<uint32_t>& links = island_links_[fill_island_];
+  const auto n = static_cast<uint32_t>(links.size());
   const uint32_t snap = from / kSnapshotSteps;
   // The change's links are unfrozen before `from`: its count belongs in every snapshot kept.
   for (uint32_t j = 0; j <= snap; ++j) {
-    for (const uint32_t k : change_links_) {
-      snap_cnt_[j * n + k] =
-          static_cast<uint32_t>(static_cast<int64_t>(snap_cnt_[j * n + k]) + change_delta_);
+    for (const uint32_t k : rec.change_links) {
+      uint32_t& c = rec.snap_cnt[j * n + island_pos_[k]];
+      c = static_cast<uint32_t>(static_cast<int64_t>(c) + rec.change_delta);
     }
   }
-  std::copy_n(snap_rem_.begin() + static_cast<std::ptrdiff_t>(snap * n), n, fill_rem_.begin());
-  std::copy_n(snap_cnt_.begin() + static_cast<std::ptrdiff_t>(snap * n), n, fill_cnt_.begin());
-  for (std::size_t i = from; i < steps_.size(); ++i) step_of_[steps_[i]] = kNone;
+  const double* const rem = rec.snap_rem.data() + static_cast<std::size_t>(snap) * n;
+  const uint32_t* const cnt = rec.snap_cnt.data() + static_cast<std::size_t>(snap) * n;
+  for (uint32_t i = 0; i < n; ++i) {
+    fill_rem_[links[i]] = rem[i];
+    fill_cnt_[links[i]] = cnt[i];
+  }
+  for (std::size_t i = from; i < rec.steps.size(); ++i) step_of_[rec.steps[i]] = kNone;
   clear_share_slots(n);
   uint32_t most = 0;
-  for (uint32_t k = 0; k < n; ++k) {
+  for (const uint32_t k : links) {
     if (links_[k].flow_count == 0 || step_of_[k] != kNone) {
       fill_frozen_[k] = 1;
+      fill_slot_[k] = kNone;
       continue;
     }
     fill_frozen_[k] = 0;
@@ -302,8 +316,8 @@ void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
     fill_share_[i] = fill_cnt_[k] == 0 ? kInf : fill_rem_[k] * inverse_[fill_cnt_[k]];
   }
   for (uint32_t i = from; i < to; ++i) {
-    freeze_link(steps_[i], step_level_[i]);
-    step_of_[steps_[i]] = i;
+    freeze_link(rec.steps[i], rec.step_level[i]);
+    step_of_[rec.steps[i]] = i;
   }
 }
 
@@ -318,14 +332,18 @@ void FlowNetwork::grow_inverse(uint32_t most) {
 }
 
 void FlowNetwork::take_snapshot(uint32_t step) {
-  const std::size_t n = links_.size();
+  Record& rec = records_[fill_island_];
+  const std::vector<uint32_t>& links = island_links_[fill_island_];
+  const std::size_t n = links.size();
   const std::size_t at = step / kSnapshotSteps * n;
-  if (snap_rem_.size() < at + n) {
-    snap_rem_.resize(at + n);
-    snap_cnt_.resize(at + n);
+  if (rec.snap_rem.size() < at + n) {
+    rec.snap_rem.resize(at + n);
+    rec.snap_cnt.resize(at + n);
   }
-  std::copy_n(fill_rem_.begin(), n, snap_rem_.begin() + static_cast<std::ptrdiff_t>(at));
-  std::copy_n(fill_cnt_.begin(), n, snap_cnt_.begin() + static_cast<std::ptrdiff_t>(at));
+  for (std::size_t i = 0; i < n; ++i) {
+    rec.snap_rem[at + i] = fill_rem_[links[i]];
+    rec.snap_cnt[at + i] = fill_cnt_[links[i]];
+  }
 }
 
 // The unfrozen link with the least share, or kNone if every link is frozen or has no unfrozen

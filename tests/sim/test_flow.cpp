@@ -320,3 +320,50 @@ TEST_CASE("A capped flow joins a link's group when the link's share falls below 
   sim.run();
   CHECK(ta.ps == 1'666'666'666'667);
 }
+
+TEST_CASE("A change is re-shared on its own island only", "[analytic][flow]") {
+  // Links a (10 GB/s) and b, c (20 GB/s each) carry no common flow: two islands, {a} and {b, c}.
+  // Uncapped flows always go through a filling pass, which covers the island of the change:
+  // 1 link for a flow on a, 2 for a flow on b-c. A flow over a and b joins the islands, and
+  // every later pass covers all 3 links.
+  // Rates: x on a alone 10 GB/s; y on b-c alone 20 GB/s. When z joins a-b: a has x, z (share
+  // 5), b has y, z (share 10): a saturates first, x = z = 5 GB/s; y takes b's rest, 15 GB/s.
+  Simulator sim;
+  FlowNetwork net(sim);
+  const LinkId a = net.add_link("a", 10 * kGB);
+  const LinkId b = net.add_link("b", 20 * kGB);
+  const LinkId c = net.add_link("c", 20 * kGB);
+  uint64_t passes = net.recomputes();
+  uint64_t links = net.filled_links();
+  const auto pass_covered = [&] {
+    sim.run_until(sim.now() + Time::from_ns(1));
+    REQUIRE(net.recomputes() == passes + 1);
+    const uint64_t covered = net.filled_links() - links;
+    passes = net.recomputes();
+    links = net.filled_links();
+    return covered;
+  };
+  const FlowId x = net.start_flow({a}, 1 * kGB, [] {});
+  CHECK(pass_covered() == 1);
+  const FlowId y = net.start_flow({b, c}, 1 * kGB, [] {});
+  CHECK(pass_covered() == 2);
+  CHECK(net.flow_rate(x) == Approx(10 * kGB));
+  CHECK(net.flow_rate(y) == Approx(20 * kGB));
+  // A second flow on a halves x and leaves y (and b, c) alone.
+  const FlowId x2 = net.start_flow({a}, 1 * kGB, [] {});
+  CHECK(pass_covered() == 1);
+  CHECK(net.flow_rate(x) == Approx(5 * kGB));
+  CHECK(net.flow_rate(y) == Approx(20 * kGB));
+  REQUIRE(net.cancel_flow(x2));
+  CHECK(pass_covered() == 1);
+  const FlowId z = net.start_flow({a, b}, 1 * kGB, [] {});
+  CHECK(pass_covered() == 3);
+  CHECK(net.flow_rate(x) == Approx(5 * kGB));
+  CHECK(net.flow_rate(z) == Approx(5 * kGB));
+  CHECK(net.flow_rate(y) == Approx(15 * kGB));
+  // z gone, the islands stay joined (they never split): the pass covers all 3 links.
+  REQUIRE(net.cancel_flow(z));
+  CHECK(pass_covered() == 3);
+  CHECK(net.flow_rate(x) == Approx(10 * kGB));
+  CHECK(net.flow_rate(y) == Approx(20 * kGB));
+}
