@@ -183,7 +183,7 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, double bytes, Callb
   fl.group = kNone;
   fl.pending = false;
   heap_pos_[f] = kNone;
-  fl.capped_pos = kNone;
+  fl.capped_moving = false;
   fl.in_sorted = false;
   fl.seq = next_seq_++;
   fl.on_complete = std::move(on_complete);
@@ -232,9 +232,10 @@ void FlowNetwork::arrive(uint32_t f) {
     return;
   }
   if (std::isfinite(fl.cap)) {
-    fl.capped_pos = static_cast<uint32_t>(capped_live_.size());
-    capped_live_.push_back(f);
-    ++records_[island(hops[0].link)].capped;
+    fl.capped_moving = true;
+    Record& r = records_[island(hops[0].link)];
+    ++r.capped;
+    r.capped_new.push_back(CappedRef{f, fl.seq});
   }
   if (fast) {
     ++fast_updates_;
@@ -279,14 +280,11 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
   fl.pending = false;
   leave_pairs(f);
   fl.group = kNone;
-  if (fl.capped_pos != kNone) {
-    const uint32_t last = capped_live_.back();
-    capped_live_[fl.capped_pos] = last;
-    flows_[last].capped_pos = fl.capped_pos;
-    capped_live_.pop_back();
-    fl.capped_pos = kNone;
-    --records_[island(hops[0].link)].capped;
+  if (fl.capped_moving) {
+    // Its references in the island's lists go stale (dropped at the island's next pass).
+    fl.capped_moving = false;
     fl.in_sorted = false;
+    --records_[island(hops[0].link)].capped;
   }
   for (const Hop& h : hops) --links_[h.link].flow_count;
   if (hops.empty()) return;
@@ -620,6 +618,14 @@ void FlowNetwork::unite(uint32_t a, uint32_t b) {
   }
   into_rec.changes += from_rec.changes;
   into_rec.capped += from_rec.capped;
+  // The other island's capped flows join this one's as new (sorted in at the next pass).
+  for (const CappedRef& c : from_rec.capped_sorted) {
+    if (flows_[c.flow].seq != c.seq) continue;  // gone, its slot reused
+    flows_[c.flow].in_sorted = false;
+    into_rec.capped_new.push_back(c);
+  }
+  into_rec.capped_new.insert(into_rec.capped_new.end(), from_rec.capped_new.begin(),
+                             from_rec.capped_new.end());
   from_rec = Record{};
   std::vector<uint32_t>& into = island_links_[a];
   for (const uint32_t k : island_links_[b]) {

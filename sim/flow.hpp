@@ -186,6 +186,7 @@ class FlowNetwork {
   // Steps (link freezes) between two snapshots of the filling's per-link state.
   static constexpr uint32_t kSnapshotSteps = 8;
   enum class State : uint8_t { kFree, kLatency, kMoving };
+  struct Record;  // an island's resume record and pending changes (below)
   struct Hop {
     uint32_t link;
     uint32_t pair;  // index in pairs_ of (link, the flow's group)
@@ -259,8 +260,8 @@ class FlowNetwork {
     uint32_t hop_count = 0;  // the path's length while moving, else 0
     State state = State::kFree;
     bool pending = false;         // moving, waiting for the batched filling to give it a rate
-    bool in_sorted = false;       // in capped_flows_
-    uint32_t capped_pos = kNone;  // in capped_live_ (moving, finite cap, non-empty path)
+    bool in_sorted = false;       // in its island's Record::capped_sorted
+    bool capped_moving = false;   // moving with a finite cap and a path (in Record::capped)
     uint32_t hop_room = 0;        // hops_ slots reserved for this flow slot
     double bytes = 0;
     double rem_join = 0;  // remaining bytes when it joined its group
@@ -321,7 +322,7 @@ class FlowNetwork {
   void take_snapshot(uint32_t step);
   void note_change(int delta, uint32_t f);
   void freeze_capped(uint32_t f);
-  void sort_capped();
+  void sort_capped(Record& rec);
   void on_completion_event();
   void arm();
   void notify_settled();
@@ -373,8 +374,6 @@ class FlowNetwork {
   std::vector<GroupEntry> group_heap_;  // link groups with members by (finish, index)
   std::vector<uint32_t> group_pos_;     // by link: its group's index in group_heap_, or kNone
   std::vector<uint32_t> pending_;       // flows waiting for the filling (may hold stale slots)
-  std::vector<uint32_t> capped_live_;   // moving flows with a finite cap and a path
-  std::vector<uint32_t> capped_flows_;  // the same by (cap, seq), as of the last filling
   // progressive-filling scratch, per link: spare capacity, unfrozen flows, frozen, level; the
   // shares spare / unfrozen of the unfrozen links in a dense array (infinity without unfrozen
   // flows), padded with infinities to a multiple of 8; per block of kScanBlock slots a lower
@@ -399,6 +398,10 @@ class FlowNetwork {
   std::vector<uint8_t> island_dirty_;                // by root link: needs a filling pass
   std::vector<uint32_t> dirty_islands_;  // roots marked since the last settle (may be stale)
   uint32_t fill_island_ = kNone;         // the island of the pass under way
+  struct CappedRef {
+    uint32_t flow;
+    uint64_t seq;
+  };
   // An island's last filling pass, for resuming the next one (see fill()), and the changes
   // since: the link frozen at each step and its level, and before every kSnapshotSteps-th step
   // the spare capacity and unfrozen count of each of the island's links (by island_pos_).
@@ -414,6 +417,10 @@ class FlowNetwork {
     uint32_t change_group = kNone;       // a departure's group
     std::vector<uint32_t> change_links;  // its links
     uint32_t capped = 0;                 // moving flows with a finite cap (no resuming then)
+    // Those flows by (cap, seq) as of the last pass, and those arrived since (both may hold
+    // flows gone since: a reference is good while the slot's seq matches).
+    std::vector<CappedRef> capped_sorted;
+    std::vector<CappedRef> capped_new;
   };
   std::vector<Record> records_;    // by root link
   std::vector<uint32_t> step_of_;  // by link: its step in its island's last pass, or kNone

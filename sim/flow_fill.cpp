@@ -108,23 +108,22 @@ void FlowNetwork::fill(uint32_t root) {
   fill_island_ = root;
   Record& rec = records_[root];
   uint32_t step = start_filling();
-  sort_capped();
+  sort_capped(rec);
+  const std::vector<CappedRef>& capped = rec.capped_sorted;
   std::size_t ci = 0;
   double low = 0;  // no link's share is below this
   for (;;) {
-    // The next capped flow of this island still unfrozen (flows of other islands are passed).
-    while (ci < capped_flows_.size()) {
-      const Flow& fl = flows_[capped_flows_[ci]];
+    while (ci < capped.size()) {
+      const Flow& fl = flows_[capped[ci].flow];
       const bool frozen =
-          island(hops_[fl.hop_base].link) != root ||
-          (fl.group == kCapGroup ? fl.frozen_mark == epoch_ : fill_frozen_[fl.group] != 0);
+          fl.group == kCapGroup ? fl.frozen_mark == epoch_ : fill_frozen_[fl.group] != 0;
       if (!frozen) break;
       ++ci;
     }
     // Shares only rise, so a cap at or below the least share found so far is reached before
     // any link saturates: no need to search.
-    if (ci < capped_flows_.size() && flows_[capped_flows_[ci]].cap <= low) {
-      freeze_capped(capped_flows_[ci++]);
+    if (ci < capped.size() && flows_[capped[ci].flow].cap <= low) {
+      freeze_capped(capped[ci++].flow);
       continue;
     }
     const uint32_t bottleneck = min_share_link();
@@ -132,8 +131,8 @@ void FlowNetwork::fill(uint32_t root) {
                                              : std::max(0.0, fill_rem_[bottleneck]) /
                                                    static_cast<double>(fill_cnt_[bottleneck]);
     low = level;
-    if (ci < capped_flows_.size() && flows_[capped_flows_[ci]].cap <= level) {
-      freeze_capped(capped_flows_[ci++]);
+    if (ci < capped.size() && flows_[capped[ci].flow].cap <= level) {
+      freeze_capped(capped[ci++].flow);
       continue;
     }
     if (bottleneck == kNone) break;
@@ -380,25 +379,30 @@ uint32_t FlowNetwork::min_share_link() {
   }
 }
 
-// Brings capped_flows_ (capped flows by (cap, seq)) up to date: drops those gone since the last
-// pass, sorts only those new since then and merges them in, so a pass costs O(capped flows)
-// plus a sort of the new ones rather than a sort of all.
-void FlowNetwork::sort_capped() {
-  const auto before = [this](uint32_t a, uint32_t b) {
-    const Flow& x = flows_[a];
-    const Flow& y = flows_[b];
+// Brings an island's capped flows by (cap, seq) up to date: drops those gone since its last
+// pass, sorts only those new since then and merges them in, so a pass costs O(the island's
+// capped flows) plus a sort of the new ones rather than a sort of all.
+void FlowNetwork::sort_capped(Record& rec) {
+  const auto before = [this](const CappedRef& a, const CappedRef& b) {
+    const Flow& x = flows_[a.flow];
+    const Flow& y = flows_[b.flow];
     return x.cap < y.cap || (x.cap == y.cap && x.seq < y.seq);
   };
-  std::erase_if(capped_flows_, [this](uint32_t f) { return !flows_[f].in_sorted; });
-  const std::size_t old_size = capped_flows_.size();
-  for (const uint32_t f : capped_live_) {
-    if (flows_[f].in_sorted) continue;
-    flows_[f].in_sorted = true;
-    capped_flows_.push_back(f);
+  std::erase_if(rec.capped_sorted, [this](const CappedRef& c) {
+    const Flow& fl = flows_[c.flow];
+    return fl.seq != c.seq || !fl.in_sorted;
+  });
+  const std::size_t old_size = rec.capped_sorted.size();
+  for (const CappedRef& c : rec.capped_new) {
+    Flow& fl = flows_[c.flow];
+    if (fl.seq != c.seq || !fl.capped_moving || fl.in_sorted) continue;
+    fl.in_sorted = true;
+    rec.capped_sorted.push_back(c);
   }
-  const auto mid = capped_flows_.begin() + static_cast<std::ptrdiff_t>(old_size);
-  std::sort(mid, capped_flows_.end(), before);
-  std::inplace_merge(capped_flows_.begin(), mid, capped_flows_.end(), before);
+  rec.capped_new.clear();
+  const auto mid = rec.capped_sorted.begin() + static_cast<std::ptrdiff_t>(old_size);
+  std::sort(mid, rec.capped_sorted.end(), before);
+  std::inplace_merge(rec.capped_sorted.begin(), mid, rec.capped_sorted.end(), before);
 }
 
 void FlowNetwork::freeze_capped(uint32_t f) {

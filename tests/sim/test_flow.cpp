@@ -367,3 +367,44 @@ TEST_CASE("A change is re-shared on its own island only", "[analytic][flow]") {
   CHECK(net.flow_rate(x) == Approx(10 * kGB));
   CHECK(net.flow_rate(y) == Approx(20 * kGB));
 }
+
+TEST_CASE("A flow slot reused on another island leaves the first island's caps in order",
+          "[analytic][flow]") {
+  // Islands {a} and {b}, 10 GB/s each. On a at t = 0: u (uncapped, 1e3 bytes), then p (cap
+  // 1 GB/s), x (cap 3), y (cap 5), filled together (u's arrival leaves a pass pending): p = 1,
+  // x = 3, and u, y share the 6 GB/s left: 3 each (y's cap 5 does not bind). u is done after
+  // 1e3 / 3e9 s = 333,333.3 ps, rounded up to 333,334 ps; then p = 1, x = 3, y = 5 (its cap):
+  // a carries 9 GB/s, below capacity. At 1 us p is cancelled (a not saturated: no pass), and
+  // w (cap 4) starts on b in p's flow slot, then v (uncapped): b gives w 4 and v 6. At 2 us z
+  // (uncapped) starts on a: x = 3 (its cap), and y, z share the 7 GB/s left, 3.5 each. Had a's
+  // pass kept p's place in a's list of capped flows, sorted by cap, that place would now read w
+  // (cap 4) ahead of x (cap 3), and x would be frozen with y and z at 10/3 GB/s, over its cap.
+  Simulator sim;
+  FlowNetwork net(sim);
+  const LinkId a = net.add_link("a", 10 * kGB);
+  const LinkId b = net.add_link("b", 10 * kGB);
+  Time tu{};
+  net.start_flow({a}, 1e3, [&] { tu = sim.now(); });
+  const FlowId p = net.start_flow({a}, 1 * kGB, [] {}, 1 * kGB);
+  const FlowId x = net.start_flow({a}, 1 * kGB, [] {}, 3 * kGB);
+  const FlowId y = net.start_flow({a}, 1 * kGB, [] {}, 5 * kGB);
+  sim.run_until(Time::from_ns(1));
+  CHECK(net.flow_rate(p) == Approx(1 * kGB));
+  CHECK(net.flow_rate(y) == Approx(3 * kGB));
+  sim.run_until(Time::from_us(1));
+  CHECK(tu.ps == 333'334);
+  CHECK(net.flow_rate(y) == Approx(5 * kGB));
+  REQUIRE(net.cancel_flow(p));
+  const FlowId w = net.start_flow({b}, 1 * kGB, [] {}, 4 * kGB);
+  REQUIRE(static_cast<uint32_t>(w.value) == static_cast<uint32_t>(p.value));  // p's slot
+  const FlowId v = net.start_flow({b}, 1 * kGB, [] {});
+  sim.run_until(Time::from_us(2));
+  CHECK(net.flow_rate(w) == Approx(4 * kGB));
+  CHECK(net.flow_rate(v) == Approx(6 * kGB));
+  const FlowId z = net.start_flow({a}, 1 * kGB, [] {});
+  sim.run_until(Time::from_us(2) + Time::from_ns(1));
+  CHECK(net.flow_rate(x) == Approx(3 * kGB));
+  CHECK(net.flow_rate(y) == Approx(3.5 * kGB));
+  CHECK(net.flow_rate(z) == Approx(3.5 * kGB));
+  CHECK(net.flow_rate(w) == Approx(4 * kGB));
+}

@@ -543,6 +543,7 @@ TEST_CASE("Flows: churn on separate islands, then joined, matches the reference"
         REQUIRE(f.rate == Approx(want.at(f.id.value)).epsilon(1e-9).margin(1e-3));
       });
     });
+    std::vector<ridge::sim::FlowId> live;
     std::function<void(int)> start = [&](int island) {
       std::uniform_real_distribution<double> u(0, 1);
       const Fabric& f = fab[static_cast<std::size_t>(island)];
@@ -551,11 +552,25 @@ TEST_CASE("Flows: churn on separate islands, then joined, matches the reference"
       for (int k = 0; k < spines; ++k) path.push_back(f.spine[static_cast<std::size_t>(k)]);
       path.push_back(f.down[rng() % 4]);
       const double cap = capped && u(rng) < 0.3 ? 0.5e9 + u(rng) * 3e9 : kInf;
-      net.start_flow(path, std::floor(1 + u(rng) * 2e4), [&start, island] { start(island); },
-                     cap);
+      live.push_back(net.start_flow(path, std::floor(1 + u(rng) * 2e4),
+                                    [&start, island] { start(island); }, cap));
     };
     for (int i = 0; i < kIslands; ++i) {
       for (int k = 0; k < 12; ++k) start(i);
+    }
+    // Now and then a flow is cancelled and its replacement starts on the next island, so flow
+    // slots pass from one island to another (with their place in the islands' capped lists).
+    for (int k = 1; k <= 30; ++k) {
+      sim.schedule_at(Time::from_us(1.3 * k), [&] {
+        const ridge::sim::FlowId id = live[rng() % live.size()];
+        if (!net.is_active(id)) return;
+        int island = 0;
+        net.for_each_flow([&](const FlowInfo& f) {
+          if (f.id == id) island = static_cast<int>(f.path[0].index / links_per_island);
+        });
+        REQUIRE(net.cancel_flow(id));
+        start((island + 1) % kIslands);
+      });
     }
     sim.run_until(Time::from_us(20));
     REQUIRE(settles > 300);
