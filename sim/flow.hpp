@@ -25,14 +25,13 @@
 // and s x their number from k's spare capacity. Each flow so freezes at the first of its links
 // to saturate (or at its cap, if lower), which is the textbook progressive filling. A pass
 // costs O(sum over groups of the links their members cross + flows that change group + capped
-// flows + new capped flows x log) instead of O(flows x path); the capped flows are those of the
-// whole network (one list, by cap), the rest is its island's. A pass covers one island: the links
-// joined, directly or through other links, by the paths of flows that have moved over them
-// (islands merge as flows join links, and never split). The allocation on one island does not
-// depend on any other (max-min fairness decomposes over connected components), so a change
-// costs a pass over its own island, however many others there are (a GPU's memory hierarchy
-// does not pay for another GPU's). Virtual clocks are rebased to zero past 1e9 bytes per
-// member so that target - V keeps its precision.
+// flows + new capped flows x log) instead of O(flows x path), all of them its island's. A pass
+// covers one island: the links joined, directly or through other links, by the paths of flows
+// that have moved over them (islands merge as flows join links, and never split). The
+// allocation on one island does not depend on any other (max-min fairness decomposes over
+// connected components), so a change costs a pass over its own island, however many others
+// there are (a GPU's memory hierarchy does not pay for another GPU's). Virtual clocks are
+// rebased to zero past 1e9 bytes per member so that target - V keeps its precision.
 // The filling's per-link state (spare capacity, unfrozen count, share) sits in dense arrays;
 // a freeze updates a link's share as spare x 1/count from a table (within 2 ulp of the
 // quotient; no division per update), and the next link to saturate is found by a linear SIMD
