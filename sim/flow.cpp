@@ -611,6 +611,7 @@ void FlowNetwork::unite(uint32_t a, uint32_t b) {
   Record& into_rec = records_[a];
   Record& from_rec = records_[b];
   into_rec.resumable = false;
+  into_rec.links_sorted = false;
   if (into_rec.changes == 0) {
     into_rec.change_delta = from_rec.change_delta;
     into_rec.change_group = from_rec.change_group;

@@ -416,6 +416,7 @@ class FlowNetwork {
     uint32_t change_group = kNone;       // a departure's group
     std::vector<uint32_t> change_links;  // its links
     uint32_t capped = 0;                 // moving flows with a finite cap (no resuming then)
+    bool links_sorted = true;            // the island's links are in index order
     // Those flows by (cap, seq) as of the last pass, and those arrived since (both may hold
     // flows gone since: a reference is good while the slot's seq matches).
     std::vector<CappedRef> capped_sorted;

@@ -107,6 +107,14 @@ void FlowNetwork::fill(uint32_t root) {
   ++epoch_;
   fill_island_ = root;
   Record& rec = records_[root];
+  if (!rec.links_sorted) {
+    // Joined since its last pass (so this pass starts from scratch): its links back in index
+    // order, which is the order of their state in memory, for the per-link loops and scans.
+    std::vector<uint32_t>& links = island_links_[root];
+    std::sort(links.begin(), links.end());
+    for (uint32_t i = 0; i < links.size(); ++i) island_pos_[links[i]] = i;
+    rec.links_sorted = true;
+  }
   uint32_t step = start_filling();
   sort_capped(rec);
   const std::vector<CappedRef>& capped = rec.capped_sorted;
@@ -291,9 +299,14 @@ void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
   }
   const double* const rem = rec.snap_rem.data() + static_cast<std::size_t>(snap) * n;
   const uint32_t* const cnt = rec.snap_cnt.data() + static_cast<std::size_t>(snap) * n;
-  for (uint32_t i = 0; i < n; ++i) {
-    fill_rem_[links[i]] = rem[i];
-    fill_cnt_[links[i]] = cnt[i];
+  if (n > 0 && links.back() - links.front() + 1 == n) {
+    std::copy_n(rem, n, fill_rem_.begin() + links.front());  // contiguous: see take_snapshot()
+    std::copy_n(cnt, n, fill_cnt_.begin() + links.front());
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      fill_rem_[links[i]] = rem[i];
+      fill_cnt_[links[i]] = cnt[i];
+    }
   }
   for (std::size_t i = from; i < rec.steps.size(); ++i) step_of_[rec.steps[i]] = kNone;
   clear_share_slots(n);
@@ -338,6 +351,12 @@ void FlowNetwork::take_snapshot(uint32_t step) {
   if (rec.snap_rem.size() < at + n) {
     rec.snap_rem.resize(at + n);
     rec.snap_cnt.resize(at + n);
+  }
+  if (n > 0 && links.back() - links.front() + 1 == n) {
+    // Sorted and contiguous (one island of all links, say): a plain copy.
+    std::copy_n(fill_rem_.begin() + links.front(), n, rec.snap_rem.begin() + at);
+    std::copy_n(fill_cnt_.begin() + links.front(), n, rec.snap_cnt.begin() + at);
+    return;
   }
   for (std::size_t i = 0; i < n; ++i) {
     rec.snap_rem[at + i] = fill_rem_[links[i]];
