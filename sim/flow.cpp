@@ -212,7 +212,12 @@ void FlowNetwork::arrive(uint32_t f) {
     hops_.resize(hops_.size() + hop_count);
   }
   fl.hop_count = hop_count;
-  for (std::size_t h = 1; h < fl.path.size(); ++h) unite(fl.path[0].index, fl.path[h].index);
+  if (fl.path.size() > 1) {
+    const uint32_t r0 = island(fl.path[0].index);
+    for (std::size_t h = 1; h < fl.path.size(); ++h) {
+      if (island(fl.path[h].index) != r0) unite(fl.path[0].index, fl.path[h].index);
+    }
+  }
   const std::span<Hop> hops = hops_of(fl);
   // With a filling pending, loads are stale: only the filling may place the flow.
   bool fast = std::isfinite(fl.cap) && !settle_pending_;
@@ -236,6 +241,14 @@ void FlowNetwork::arrive(uint32_t f) {
     Record& r = records_[island(hops[0].link)];
     ++r.capped;
     r.capped_new.push_back(CappedRef{f, fl.seq});
+    if (r.capped_new.size() > 2 * static_cast<std::size_t>(r.capped) + 64) {
+      // Many came and went with no pass since (fast paths): drop those gone, so the list stays
+      // within twice the island's capped flows.
+      std::erase_if(r.capped_new, [this](const CappedRef& c) {
+        const Flow& x = flows_[c.flow];
+        return x.seq != c.seq || !x.capped_moving || x.in_sorted;
+      });
+    }
   }
   if (fast) {
     ++fast_updates_;
