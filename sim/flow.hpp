@@ -30,7 +30,7 @@
 // that have moved over them (islands merge as flows join links, and never split). The
 // allocation on one island does not depend on any other (max-min fairness decomposes over
 // connected components), so a change costs a pass over its own island, however many others
-// there are (a GPU's memory hierarchy does not pay for another GPU's). Virtual clocks are
+// there are (one device's links do not pay for another's changes). Virtual clocks are
 // rebased to zero past 1e9 bytes per member so that target - V keeps its precision.
 // The filling's per-link state (spare capacity, unfrozen count, share) sits in dense arrays;
 // a freeze updates a link's share as spare x 1/count from a table (within 2 ulp of the
