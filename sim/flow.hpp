@@ -43,8 +43,8 @@
 // or one departure, and no flow on it is capped, the next pass restores the snapshot at or
 // before the first freeze the change can alter, replays the recorded freezes up to it, and goes
 // on from there (on BM_FlowChurn/10000/0, 95% of passes resume ~30% into the previous pass's
-// freezes, which skips ~45% of its count updates). Exact: a departing flow was unfrozen on all its links
-// before its group's freeze, so removing it only raises those links' shares and every earlier
+// freezes, which skips ~45% of its count updates). Exact: a departing flow was unfrozen on all its
+// links before its group's freeze, so removing it only raises those links' shares and every earlier
 // choice stands; an arriving flow lowers its links' shares, and an earlier choice stands while
 // each of them stays above that step's level, checked per snapshot interval (a share only
 // rises between snapshots), up to the first freeze of one of its links.
@@ -258,10 +258,10 @@ class FlowNetwork {
     uint32_t hop_base = 0;   // its hops are hops_[hop_base, hop_base + hop_count)
     uint32_t hop_count = 0;  // the path's length while moving, else 0
     State state = State::kFree;
-    bool pending = false;         // moving, waiting for the batched filling to give it a rate
-    bool in_sorted = false;       // in its island's Record::capped_sorted
-    bool capped_moving = false;   // moving with a finite cap and a path (in Record::capped)
-    uint32_t hop_room = 0;        // hops_ slots reserved for this flow slot
+    bool pending = false;        // moving, waiting for the batched filling to give it a rate
+    bool in_sorted = false;      // in its island's Record::capped_sorted
+    bool capped_moving = false;  // moving with a finite cap and a path (in Record::capped)
+    uint32_t hop_room = 0;       // hops_ slots reserved for this flow slot
     double bytes = 0;
     double rem_join = 0;  // remaining bytes when it joined its group
     double target = 0;    // link group: group vclock at which it is done
@@ -409,10 +409,10 @@ class FlowNetwork {
     std::vector<double> step_level;
     std::vector<double> snap_rem;
     std::vector<uint32_t> snap_cnt;
-    bool snapshots = false;  // the next pass takes snapshots
-    bool resumable = false;  // the record describes the state but for the changes since
-    uint32_t changes = 0;    // arrivals and departures waiting for the filling
-    int change_delta = 0;    // the first of them: +1 arrival, -1 departure
+    bool snapshots = false;              // the next pass takes snapshots
+    bool resumable = false;              // the record describes the state but for the changes since
+    uint32_t changes = 0;                // arrivals and departures waiting for the filling
+    int change_delta = 0;                // the first of them: +1 arrival, -1 departure
     uint32_t change_group = kNone;       // a departure's group
     std::vector<uint32_t> change_links;  // its links
     uint32_t capped = 0;                 // moving flows with a finite cap (no resuming then)
@@ -425,8 +425,8 @@ class FlowNetwork {
   std::vector<Record> records_;    // by root link
   std::vector<uint32_t> step_of_;  // by link: its step in its island's last pass, or kNone
   uint32_t fill_from_ = 0;         // the step this pass resumed from (0: a full pass)
-  std::vector<double> inverse_;         // 1 / n for n unfrozen flows (index 0 unused)
-  std::vector<uint32_t> touched_;       // groups whose earliest finish must be recomputed
+  std::vector<double> inverse_;    // 1 / n for n unfrozen flows (index 0 unused)
+  std::vector<uint32_t> touched_;  // groups whose earliest finish must be recomputed
   std::vector<uint32_t> done_;
   std::vector<Callback> done_callbacks_;
   uint64_t next_seq_ = 0;

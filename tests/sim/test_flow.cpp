@@ -385,9 +385,12 @@ TEST_CASE("A flow slot reused on another island leaves the first island's caps i
   const LinkId b = net.add_link("b", 10 * kGB);
   Time tu{};
   net.start_flow({a}, 1e3, [&] { tu = sim.now(); });
-  const FlowId p = net.start_flow({a}, 1 * kGB, [] {}, 1 * kGB);
-  const FlowId x = net.start_flow({a}, 1 * kGB, [] {}, 3 * kGB);
-  const FlowId y = net.start_flow({a}, 1 * kGB, [] {}, 5 * kGB);
+  const FlowId p = net.start_flow(
+      {a}, 1 * kGB, [] {}, 1 * kGB);
+  const FlowId x = net.start_flow(
+      {a}, 1 * kGB, [] {}, 3 * kGB);
+  const FlowId y = net.start_flow(
+      {a}, 1 * kGB, [] {}, 5 * kGB);
   sim.run_until(Time::from_ns(1));
   CHECK(net.flow_rate(p) == Approx(1 * kGB));
   CHECK(net.flow_rate(y) == Approx(3 * kGB));
@@ -395,7 +398,8 @@ TEST_CASE("A flow slot reused on another island leaves the first island's caps i
   CHECK(tu.ps == 333'334);
   CHECK(net.flow_rate(y) == Approx(5 * kGB));
   REQUIRE(net.cancel_flow(p));
-  const FlowId w = net.start_flow({b}, 1 * kGB, [] {}, 4 * kGB);
+  const FlowId w = net.start_flow(
+      {b}, 1 * kGB, [] {}, 4 * kGB);
   REQUIRE(static_cast<uint32_t>(w.value) == static_cast<uint32_t>(p.value));  // p's slot
   const FlowId v = net.start_flow({b}, 1 * kGB, [] {});
   sim.run_until(Time::from_us(2));

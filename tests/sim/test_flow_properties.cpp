@@ -129,6 +129,21 @@ std::map<uint64_t, double> reference_rates(const FlowNetwork& net) {
   return out;
 }
 
+// Requires the allocation of `net` as settled to keep every link within capacity and to give
+// every moving flow its reference max-min fair rate (1e-9 relative: the two solvers sum spare
+// capacities in different orders; 1e-3 B/s absolute for rates near 0).
+void require_max_min_fair(const FlowNetwork& net) {
+  for (std::size_t l = 0; l < net.link_count(); ++l) {
+    const LinkId id{static_cast<uint32_t>(l)};
+    REQUIRE(net.link_load(id) <= net.link_capacity(id) * (1 + 1e-9));
+  }
+  const auto want = reference_rates(net);
+  net.for_each_flow([&](const FlowInfo& f) {
+    if (!f.moving) return;
+    REQUIRE(f.rate == Approx(want.at(f.id.value)).epsilon(1e-9).margin(1e-3));
+  });
+}
+
 struct RunResult {
   std::vector<Time> finish;  // per flow, Time::max() if it never completed
   std::vector<double> link_bytes;
@@ -152,16 +167,7 @@ RunResult run_scenario(const Scenario& s, bool trace, bool noise, bool check_rat
   if (check_rates) {
     net.set_settled_hook([&] {
       ++checks;
-      for (std::size_t l = 0; l < net.link_count(); ++l) {
-        const LinkId id{static_cast<uint32_t>(l)};
-        REQUIRE(net.link_load(id) <= net.link_capacity(id) * (1 + 1e-9));
-      }
-      const auto want = reference_rates(net);
-      net.for_each_flow([&](const FlowInfo& f) {
-        if (!f.moving) return;
-        const double w = want.at(f.id.value);
-        REQUIRE(f.rate == Approx(w).epsilon(1e-9).margin(1e-3));
-      });
+      require_max_min_fair(net);
     });
   }
   for (std::size_t i = 0; i < s.flows.size(); ++i) {
@@ -338,15 +344,7 @@ namespace {
 void check_every_settle(Churn& c) {
   c.net.set_settled_hook([&c] {
     ++c.settles;
-    for (std::size_t l = 0; l < c.net.link_count(); ++l) {
-      const LinkId id{static_cast<uint32_t>(l)};
-      REQUIRE(c.net.link_load(id) <= c.net.link_capacity(id) * (1 + 1e-9));
-    }
-    const auto want = reference_rates(c.net);
-    c.net.for_each_flow([&](const FlowInfo& f) {
-      if (!f.moving) return;
-      REQUIRE(f.rate == Approx(want.at(f.id.value)).epsilon(1e-9).margin(1e-3));
-    });
+    require_max_min_fair(c.net);
   });
 }
 
@@ -441,15 +439,7 @@ TEST_CASE("Flows: closed-loop churn stays max-min fair as bottlenecks move", "[p
     Churn c(seed, 3 + static_cast<int>(seed % 3), 2 + static_cast<int>(seed % 2));
     c.net.set_settled_hook([&] {
       ++c.settles;
-      for (std::size_t l = 0; l < c.net.link_count(); ++l) {
-        const LinkId id{static_cast<uint32_t>(l)};
-        REQUIRE(c.net.link_load(id) <= c.net.link_capacity(id) * (1 + 1e-9));
-      }
-      const auto want = reference_rates(c.net);
-      c.net.for_each_flow([&](const FlowInfo& f) {
-        if (!f.moving) return;
-        REQUIRE(f.rate == Approx(want.at(f.id.value)).epsilon(1e-9).margin(1e-3));
-      });
+      require_max_min_fair(c.net);
     });
     for (int i = 0; i < 40; ++i) c.start();
     // Now and then cancel a random live flow (crediting what it moved) and change a capacity.
@@ -533,15 +523,7 @@ TEST_CASE("Flows: churn on separate islands, then joined, matches the reference"
       last_links = net.filled_links();
       REQUIRE(links <= passes * island_links);
       if (passes == 1 && links == island_links) ++full_passes;
-      for (std::size_t l = 0; l < net.link_count(); ++l) {
-        const LinkId id{static_cast<uint32_t>(l)};
-        REQUIRE(net.link_load(id) <= net.link_capacity(id) * (1 + 1e-9));
-      }
-      const auto want = reference_rates(net);
-      net.for_each_flow([&](const FlowInfo& f) {
-        if (!f.moving) return;
-        REQUIRE(f.rate == Approx(want.at(f.id.value)).epsilon(1e-9).margin(1e-3));
-      });
+      require_max_min_fair(net);
     });
     std::vector<ridge::sim::FlowId> live;
     std::function<void(int)> start = [&](int island) {
@@ -552,8 +534,8 @@ TEST_CASE("Flows: churn on separate islands, then joined, matches the reference"
       for (int k = 0; k < spines; ++k) path.push_back(f.spine[static_cast<std::size_t>(k)]);
       path.push_back(f.down[rng() % 4]);
       const double cap = capped && u(rng) < 0.3 ? 0.5e9 + u(rng) * 3e9 : kInf;
-      live.push_back(net.start_flow(path, std::floor(1 + u(rng) * 2e4),
-                                    [&start, island] { start(island); }, cap));
+      live.push_back(net.start_flow(
+          path, std::floor(1 + u(rng) * 2e4), [&start, island] { start(island); }, cap));
     };
     for (int i = 0; i < kIslands; ++i) {
       for (int k = 0; k < 12; ++k) start(i);
