@@ -22,6 +22,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Whether an island's links (in index order, as during a pass) are one run of consecutive
+// indices, so that its per-link state is one contiguous range (one island of all links, say).
+bool contiguous(const std::vector<uint32_t>& links) {
+  return !links.empty() && links.back() - links.front() + 1 == links.size();
+}
+
 #if defined(RIDGE_FLOW_AVX2)
 // least() with 4-wide vectors where the CPU has AVX2 (half the instructions of the SSE2 scan).
 __attribute__((target("avx2"))) std::pair<double, std::size_t> least_avx2(const double* a,
@@ -299,8 +305,8 @@ void FlowNetwork::restore_filling(uint32_t from, uint32_t to) {
   }
   const double* const rem = rec.snap_rem.data() + static_cast<std::size_t>(snap) * n;
   const uint32_t* const cnt = rec.snap_cnt.data() + static_cast<std::size_t>(snap) * n;
-  if (n > 0 && links.back() - links.front() + 1 == n) {
-    std::copy_n(rem, n, fill_rem_.begin() + links.front());  // contiguous: see take_snapshot()
+  if (contiguous(links)) {
+    std::copy_n(rem, n, fill_rem_.begin() + links.front());
     std::copy_n(cnt, n, fill_cnt_.begin() + links.front());
   } else {
     for (uint32_t i = 0; i < n; ++i) {
@@ -352,8 +358,7 @@ void FlowNetwork::take_snapshot(uint32_t step) {
     rec.snap_rem.resize(at + n);
     rec.snap_cnt.resize(at + n);
   }
-  if (n > 0 && links.back() - links.front() + 1 == n) {
-    // Sorted and contiguous (one island of all links, say): a plain copy.
+  if (contiguous(links)) {
     std::copy_n(fill_rem_.begin() + links.front(), n, rec.snap_rem.begin() + at);
     std::copy_n(fill_cnt_.begin() + links.front(), n, rec.snap_cnt.begin() + at);
     return;
