@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -72,7 +73,7 @@ std::string expected_units(Dimension dim) {
     case Dimension::kBytes:
       return "a size such as '60 MiB' or '80 GB'";
     case Dimension::kBandwidth:
-      return "a bandwidth such as '4.8 TB/s' or '900 GB/s'";
+      return "a bandwidth such as '4.8 TB/s', '900 GB/s' or '400 Gb/s' (bits)";
     case Dimension::kFrequency:
       return "a frequency such as '1.98 GHz' or '1980 MHz'";
     case Dimension::kFlopRate:
@@ -128,6 +129,18 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension dim) {
   if (matches_base(unit, dim)) {
     out.value = number;
     return out;
+  }
+  // Network line rates are quoted in bits ("400 Gb/s"): 8 bits to the byte, decimal prefixes.
+  if (dim == Dimension::kBandwidth) {
+    for (const Prefix& p : kPrefixes) {
+      if (p.text.size() != 1 || p.factor < 1.0) continue;
+      const std::string_view rest = unit.substr(std::min(unit.size(), p.text.size()));
+      if (unit.size() > p.text.size() && unit.substr(0, p.text.size()) == p.text &&
+          (rest == "b/s" || rest == "bit/s" || rest == "bps")) {
+        out.value = number * p.factor / 8.0;
+        return out;
+      }
+    }
   }
   for (const Prefix& p : kPrefixes) {
     if (unit.size() > p.text.size() && unit.substr(0, p.text.size()) == p.text &&

@@ -3,7 +3,8 @@
 // Captures: decimal (k, M, G, T, P = 1e3..1e15) and binary (Ki, Mi, Gi, Ti = 2^10..2^40) prefixes,
 // for bytes, bytes per second, hertz, FLOP/s and seconds. GB = 1e9 bytes and GiB = 2^30 bytes,
 // following IEC 80000-13; bandwidths use the same prefixes ("GB/s" = 1e9 B/s, as NVIDIA's
-// datasheets and nccl-tests use). Ignores bits (no "Gb/s"): a bandwidth must be given in bytes.
+// datasheets and nccl-tests use). Network line rates may be given in bits ("400 Gb/s" =
+// 50 GB/s: decimal prefixes, 8 bits to the byte); sizes never are.
 #pragma once
 
 #include <optional>

@@ -128,6 +128,23 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   return LinkId{id};
 }
 
+void FlowNetwork::reserve_links(std::size_t n) {
+  links_.reserve(n);
+  group_pos_.reserve(n);
+  island_parent_.reserve(n);
+  island_pos_.reserve(n);
+  island_links_.reserve(n);
+  island_dirty_.reserve(n);
+  records_.reserve(n);
+  fill_rem_.reserve(n);
+  fill_cnt_.reserve(n);
+  fill_frozen_.reserve(n);
+  fill_level_.reserve(n);
+  fill_slot_.reserve(n);
+  fill_link_.reserve(n);
+  step_of_.reserve(n);
+}
+
 void FlowNetwork::set_link_capacity(LinkId link, double capacity_bytes_per_s) {
   if (!(capacity_bytes_per_s >= 0) || !std::isfinite(capacity_bytes_per_s)) {
     throw std::invalid_argument("FlowNetwork: capacity must be finite and >= 0");

@@ -117,6 +117,8 @@ class FlowNetwork {
 
   /// Adds a link of `capacity_bytes_per_s` (finite, >= 0) and `latency` (>= 0).
   LinkId add_link(std::string name, double capacity_bytes_per_s, Time latency = Time{});
+  /// Makes room for `n` links in all, so that adding them reallocates nothing.
+  void reserve_links(std::size_t n);
   /// Changes a link's capacity from now on (flows crossing it are re-shared).
   void set_link_capacity(LinkId link, double capacity_bytes_per_s);
 

@@ -1,0 +1,59 @@
+// NCCL's tuning-model constants as versioned data (configs/nccl/<version>.yaml): per-algorithm
+// and per-protocol base and per-hop latencies, per-channel throughput caps by GPU architecture,
+// the tree correction table and the protocols' wire formats. Behaviour-free; the models in
+// models/nccl_tuner.* use them.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ridge::hw {
+
+/// NCCL's algorithms, in the order its tables use.
+enum class NcclAlgo { kTree, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree };
+inline constexpr int kNcclAlgos = 6;
+/// NCCL's protocols.
+enum class NcclProto { kLL, kLL128, kSimple };
+inline constexpr int kNcclProtos = 3;
+/// The link class a step crosses, for hwLat.
+enum class NcclLinkClass { kNvlink, kPcie, kNet };
+
+std::string_view nccl_algo_name(NcclAlgo a);    ///< "ring", "tree", "nvls", ...
+std::string_view nccl_proto_name(NcclProto p);  ///< "ll", "ll128", "simple"
+
+/// Per-channel throughput caps of one GPU architecture class, GB/s, [1 node, 2, 3+].
+struct NcclArchCaps {
+  std::array<double, 3> ll_max{}, ring_ll128{}, tree_ll128{}, tree{}, nvls_tree{};
+};
+
+struct NcclTuning {
+  std::string version;
+  double base_lat_us[kNcclAlgos][kNcclProtos] = {};
+  double hw_lat_us[3][kNcclAlgos][kNcclProtos] = {};       ///< [link class][algo][proto]
+  std::vector<std::pair<std::string, NcclArchCaps>> caps;  ///< "ampere", "hopper", "blackwell"
+  std::array<double, 2> ll_max_multinode_intel{}, ll_max_multinode_amd{};  ///< [2 nodes, 3+]
+  double net_overhead_intel_us = 0, net_overhead_amd_us = 0;
+  std::vector<std::pair<std::string, double>> nvls_efficiency;
+  double ring_simple_plateau = 1.0;
+  std::array<std::vector<double>, kNcclProtos> tree_correction;
+  std::array<double, kNcclProtos> wire_factor{};   ///< wire bytes per data byte
+  std::array<double, kNcclProtos> buffer_bytes{};  ///< per channel
+  int steps = 8;                                   ///< slots per buffer (NCCL_STEPS)
+  std::vector<std::pair<std::string, std::string>> sources, files;
+
+  /// The caps of an architecture class ("hopper"); throws std::invalid_argument if unknown.
+  const NcclArchCaps& arch_caps(std::string_view arch_class) const;
+  /// NVLS efficiency of an architecture class (0 if NCCL has none for it).
+  double nvls_eff(std::string_view arch_class) const;
+};
+
+/// Loads configs/nccl/<version>.yaml (or a path). Throws ConfigException.
+NcclTuning load_nccl_tuning(const std::string& version_or_path);
+
+/// NCCL's architecture class for a GPU architecture name ("ampere", "hopper", "blackwell").
+std::string nccl_arch_class(std::string_view gpu_architecture);
+
+}  // namespace ridge::hw

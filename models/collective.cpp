@@ -1,0 +1,470 @@
+#include "models/collective.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+namespace ridge::models {
+
+using hw::NcclAlgo;
+using hw::NcclProto;
+
+bool parse_nccl_algo(std::string_view s, NcclAlgo& out) {
+  std::string k;
+  for (char c : s)
+    k += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (k == "collnet") k = "collnet_direct";
+  if (k == "nvlstree") k = "nvls_tree";
+  for (int a = 0; a < hw::kNcclAlgos; ++a)
+    if (hw::nccl_algo_name(static_cast<NcclAlgo>(a)) == k) {
+      out = static_cast<NcclAlgo>(a);
+      return true;
+    }
+  return false;
+}
+
+bool parse_nccl_proto(std::string_view s, NcclProto& out) {
+  std::string k;
+  for (char c : s) k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (int p = 0; p < hw::kNcclProtos; ++p)
+    if (hw::nccl_proto_name(static_cast<NcclProto>(p)) == k) {
+      out = static_cast<NcclProto>(p);
+      return true;
+    }
+  return false;
+}
+
+CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveRequest& req) {
+  CollectiveResult r;
+  r.op = req.op;
+  r.bytes = req.bytes;
+  r.gpus = req.gpus;
+  r.p2p = is_p2p(req.op) || req.gpus < 2;
+  r.forced = req.algo.has_value() || req.proto.has_value();
+  r.channels = tuner.channels();
+  r.tune = tuner.tune(req.op, req.bytes);
+  if (r.p2p) {
+    // NCCL sends point-to-point with LL below NCCL_P2P_LL_THRESHOLD (16 KiB per peer), else
+    // Simple (src/enqueue.cc); all-to-all and send/recv ignore NCCL_ALGO.
+    const double per_peer =
+        req.op == CollOp::kAllToAll ? req.bytes / std::max(1, req.gpus) : req.bytes;
+    // NCCL_ALGO and NCCL_PROTO do not apply to point-to-point (measured: send/recv with LL
+    // forced moves 8 GiB at 365 GB/s on two H200s, as with Simple).
+    r.proto = per_peer <= 16384 ? NcclProto::kLL : NcclProto::kSimple;
+    r.forced = false;
+    r.why = req.gpus < 2 ? "one rank: a local copy"
+                         : fmt::format(
+                               "point-to-point, {} (NCCL: LL up to 16 KiB per peer; "
+                               "NCCL_ALGO/NCCL_PROTO do not apply)",
+                               hw::nccl_proto_name(r.proto));
+    const double lat =
+        tuner.tuning().base_lat_us[1][static_cast<int>(r.proto)] +
+        tuner.tuning().hw_lat_us[tuner.nodes() > 1 ? 2 : 0][1][static_cast<int>(r.proto)];
+    r.latency_s = lat * 1e-6;
+    r.nccl_model_us = 0;
+    r.sm_blocks = r.channels;
+    return r;
+  }
+  int best = -1;
+  double best_t = std::numeric_limits<double>::infinity();
+  std::vector<std::string> enabled;
+  for (std::size_t i = 0; i < r.tune.cells.size(); ++i) {
+    const TuneCell& c = r.tune.cells[i];
+    if (req.algo && c.algo != *req.algo) continue;
+    if (req.proto && c.proto != *req.proto) continue;
+    if (!c.enabled) continue;
+    if (!req.nvls_enabled && (c.algo == NcclAlgo::kNvls || c.algo == NcclAlgo::kNvlsTree)) continue;
+    enabled.push_back(
+        fmt::format("{}/{}", hw::nccl_algo_name(c.algo), hw::nccl_proto_name(c.proto)));
+    if (c.time_us < best_t) best_t = c.time_us, best = static_cast<int>(i);
+  }
+  if (best < 0) {
+    std::string why;
+    for (const TuneCell& c : r.tune.cells)
+      if ((!req.algo || c.algo == *req.algo) && (!req.proto || c.proto == *req.proto)) {
+        why = c.enabled ? "NVLS turned off (NCCL_NVLS_ENABLE=0)" : c.why_disabled;
+        break;
+      }
+    std::vector<std::string> all;
+    for (const TuneCell& c : r.tune.cells)
+      if (c.enabled &&
+          (req.nvls_enabled || (c.algo != NcclAlgo::kNvls && c.algo != NcclAlgo::kNvlsTree)))
+        all.push_back(
+            fmt::format("{}/{}", hw::nccl_algo_name(c.algo), hw::nccl_proto_name(c.proto)));
+    throw std::invalid_argument(
+        fmt::format("--algo/--proto: {}{}{} is not available for {} on {} GPUs: {}; available: {}",
+                    req.algo ? hw::nccl_algo_name(*req.algo) : "any", req.proto ? "/" : "",
+                    req.proto ? hw::nccl_proto_name(*req.proto) : "", coll_op_name(req.op),
+                    req.gpus, why, fmt::join(all, ", ")));
+  }
+  const TuneCell& c = r.tune.cells[static_cast<std::size_t>(best)];
+  r.algo = c.algo;
+  r.proto = c.proto;
+  r.latency_s = c.latency_us * 1e-6;
+  r.nccl_model_us = c.time_us;
+  const bool nvls = c.algo == NcclAlgo::kNvls || c.algo == NcclAlgo::kNvlsTree;
+  r.channels = nvls ? tuner.nvls_channels() : tuner.channels();
+  // NCCL launches twice the channels its search found on NVLink (one block each).
+  r.sm_blocks = nvls ? r.channels : 2 * r.channels;
+  if (r.forced) {
+    r.why = fmt::format("forced; NCCL's model prices it at {:.1f} us", c.time_us);
+  } else {
+    // The runner-up, to say by how much this one wins.
+    double second = std::numeric_limits<double>::infinity();
+    std::string second_name;
+    for (const TuneCell& o : r.tune.cells)
+      if (o.enabled && &o != &c && o.time_us < second &&
+          (req.nvls_enabled || (o.algo != NcclAlgo::kNvls && o.algo != NcclAlgo::kNvlsTree)))
+        second = o.time_us, second_name = fmt::format("{}/{}", hw::nccl_algo_name(o.algo),
+                                                      hw::nccl_proto_name(o.proto));
+    r.why = second_name.empty()
+                ? fmt::format("NCCL's model: the only enabled choice ({:.1f} us)", c.time_us)
+                : fmt::format("NCCL's model: {:.1f} us, fastest of {} enabled (next {} {:.1f} us)",
+                              c.time_us, enabled.size(), second_name, second);
+  }
+  return r;
+}
+
+namespace {
+
+// One transfer of the plan: bytes on the wire over a path, capped, started after a delay.
+struct PlannedFlow {
+  std::vector<sim::LinkId> path;
+  double wire_bytes = 0;
+  double cap = sim::FlowNetwork::kNoRateLimit;  // wire B/s
+  double delay_s = 0;                           // after the collective's latency
+};
+
+struct Planner {
+  const Fabric& fabric;
+  const NcclTuner& tuner;
+  const CollectiveRequest& req;
+  const CollectiveResult& choice;
+  std::vector<int> ranks;
+  std::vector<PlannedFlow> flows;
+  double wire = 1.0;    // wire bytes per data byte
+  double cap_data = 0;  // the protocol's data-rate cap for the whole collective, B/s (inf: none)
+  double step_s = 0;    // one pipeline step of one chunk at the line rate, plus its latency
+
+  int n() const { return static_cast<int>(ranks.size()); }
+  int gpu(int rank) const { return ranks[static_cast<std::size_t>(rank)]; }
+
+  void add(std::vector<sim::LinkId> path, double data_bytes, double cap_share, double delay) {
+    if (path.empty() || data_bytes <= 0) return;
+    PlannedFlow f;
+    f.path = std::move(path);
+    f.wire_bytes = data_bytes * wire;
+    f.cap = std::isfinite(cap_data) ? cap_data * cap_share * wire : sim::FlowNetwork::kNoRateLimit;
+    f.delay_s = delay;
+    flows.push_back(std::move(f));
+  }
+  // Links of a chain of ranks a -> b -> c ... (one hop per consecutive pair) on `rail`.
+  std::vector<sim::LinkId> chain(const std::vector<int>& order, int rail, bool closed) const {
+    std::vector<sim::LinkId> p;
+    for (std::size_t i = 0; i + 1 < order.size(); ++i)
+      fabric.append_path(p, gpu(order[i]), gpu(order[i + 1]), rail);
+    if (closed && order.size() > 1)
+      fabric.append_path(p, gpu(order.back()), gpu(order.front()), rail);
+    return p;
+  }
+  // Nodes taking part, and the ranks of each, in rank order.
+  std::vector<std::vector<int>> by_node() const {
+    std::vector<std::vector<int>> out;
+    int last = -1;
+    for (int r = 0; r < n(); ++r) {
+      const int node = fabric.nvlink_between(gpu(r), gpu(0)) &&
+                               fabric.system().network.kind == hw::NetworkKind::kNvlinkDomain
+                           ? 0
+                           : fabric.node_of(gpu(r));
+      if (node != last) out.emplace_back(), last = node;
+      out.back().push_back(r);
+    }
+    return out;
+  }
+  // A node's ranks starting at the one on `rail` (its leader for that rail).
+  std::vector<int> local_order(const std::vector<int>& local, int rail) const {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < local.size(); ++i)
+      if (fabric.rail_of(gpu(local[i])) == rail) {
+        start = i;
+        break;
+      }
+    std::vector<int> out;
+    for (std::size_t i = 0; i < local.size(); ++i) out.push_back(local[(start + i) % local.size()]);
+    return out;
+  }
+  int bundles(std::size_t nodes) const {
+    return nodes > 1 ? std::max(1, std::min(fabric.rails(), choice.channels)) : 1;
+  }
+
+  void ring(double per_edge) {
+    const auto nodes = by_node();
+    const int b_count = bundles(nodes.size());
+    for (int b = 0; b < b_count; ++b) {
+      std::vector<int> order;
+      if (nodes.size() == 1) {
+        for (int r = 0; r < n(); ++r) order.push_back(r);
+      } else {
+        for (const auto& local : nodes) {
+          const auto lo = local_order(local, b);
+          order.insert(order.end(), lo.begin(), lo.end());
+        }
+      }
+      const bool rooted = req.op == CollOp::kBroadcast || req.op == CollOp::kReduce;
+      if (rooted) std::rotate(order.begin(), order.begin() + (req.root % n()), order.end());
+      add(chain(order, b, !rooted), per_edge / b_count, 1.0 / b_count, 0.0);
+    }
+  }
+
+  // NCCL's double binary tree over `m` nodes: tree 0 a heap-ordered binary tree rooted at 0,
+  // tree 1 the same over the nodes in reverse, so that tree 0's inner nodes are tree 1's leaves.
+  static int parent(int k, int t, int m) {
+    const int i = t == 0 ? k : m - 1 - k;
+    if (i == 0) return -1;
+    const int p = (i - 1) / 2;
+    return t == 0 ? p : m - 1 - p;
+  }
+  void tree() {
+    const auto nodes = by_node();
+    const int m = static_cast<int>(nodes.size());
+    const int b_count = bundles(nodes.size());
+    const double data = req.bytes / (2.0 * b_count);  // two trees, each half the data
+    const double share = 1.0 / (2.0 * b_count);
+    for (int b = 0; b < b_count; ++b)
+      for (int t = 0; t < 2; ++t) {
+        if (m == 1) {
+          std::vector<int> order;  // root first; tree 1 runs the chain the other way
+          for (int r = 0; r < n(); ++r) order.push_back(t == 0 ? r : n() - 1 - r);
+          std::vector<int> up(order.rbegin(), order.rend());
+          const double hops = n() - 1;
+          add(chain(up, b, false), data, share, (hops - 1) * step_s);
+          add(chain(order, b, false), data, share, (2 * hops - 1) * step_s);
+          continue;
+        }
+        // Heights (up) and depths (down) of each node in tree t.
+        std::vector<int> height(static_cast<std::size_t>(m), 0),
+            depth(static_cast<std::size_t>(m), 0);
+        for (int k = m - 1; k >= 0; --k) {
+          const int p = parent(k, t, m);
+          if (p >= 0) height[p] = std::max(height[p], height[k] + 1);
+        }
+        for (int k = 0; k < m; ++k) {
+          int d = 0;
+          for (int p = parent(k, t, m); p >= 0; p = parent(p, t, m)) ++d;
+          depth[k] = d;
+        }
+        const int root_height = *std::max_element(height.begin(), height.end());
+        const int ppn = static_cast<int>(nodes[0].size());
+        const double down0 = (ppn - 1 + root_height) * step_s;
+        for (int k = 0; k < m; ++k) {
+          const auto order = local_order(nodes[k], b);
+          std::vector<int> up(order.rbegin(), order.rend());
+          if (order.size() > 1) {
+            add(chain(up, b, false), data, share, (ppn - 2) * step_s);
+            add(chain(order, b, false), data, share, down0 + (depth[k] + ppn - 2) * step_s);
+          }
+          const int p = parent(k, t, m);
+          if (p < 0) continue;
+          const int me = gpu(order.front());
+          const int boss = gpu(local_order(nodes[p], b).front());
+          add(fabric.path(me, boss, b), data, share, (ppn - 1 + height[k]) * step_s);
+          add(fabric.path(boss, me, b), data, share, down0 + (depth[k] - 1) * step_s);
+        }
+      }
+  }
+
+  // NVLS: per GPU, S(n+1)/n up to the switch and down for an all-reduce (the reduced shards it
+  // reads and the shard it multicasts), S/n up and S down for an all-gather, S up and S/n down for
+  // a reduce-scatter; the switch's reduction and multicast run at NCCL's NVLS efficiency.
+  void nvls(double eff, int ppn_ranks, double inter_share) {
+    const double s = req.bytes, k = ppn_ranks;
+    double up = s * (k + 1) / k, down = up;
+    if (req.op == CollOp::kAllGather) up = s / k, down = s;
+    if (req.op == CollOp::kReduceScatter) up = s, down = s / k;
+    (void)inter_share;
+    for (int r = 0; r < n(); ++r) {
+      add({fabric.nvlink_up(gpu(r))}, up / eff, 1.0, 0.0);
+      add({fabric.nvlink_down(gpu(r))}, down / eff, 1.0, step_s);
+    }
+  }
+  // Across nodes, each GPU's shard (S / ppn) through its own rail: a double binary tree over the
+  // nodes (NVLS-tree), or the switches' reduction (CollNet).
+  void inter_shards(bool in_network) {
+    const auto nodes = by_node();
+    const int m = static_cast<int>(nodes.size());
+    const int ppn = static_cast<int>(nodes[0].size());
+    const double shard = req.bytes / ppn;
+    for (int k = 0; k < m; ++k)
+      for (int r : nodes[k]) {
+        const int g = gpu(r), rail = fabric.rail_of(g);
+        if (in_network) {
+          add(fabric.to_network(g, rail), shard, 1.0 / n(), step_s);
+          add(fabric.from_network(g, rail), shard, 1.0 / n(), 2 * step_s);
+          continue;
+        }
+        for (int t = 0; t < 2; ++t) {
+          const int p = parent(k, t, m);
+          if (p < 0) continue;
+          const int peer = gpu(nodes[p][static_cast<std::size_t>(r - nodes[k].front())]);
+          add(fabric.path(g, peer, rail), shard / 2, 0.5 / n(), step_s);
+          add(fabric.path(peer, g, rail), shard / 2, 0.5 / n(), 2 * step_s);
+        }
+      }
+  }
+
+  void p2p() {
+    if (req.op == CollOp::kSendRecv) {
+      for (int r = 0; r < n(); ++r)
+        add(fabric.path(gpu(r), gpu((r + 1) % n())), req.bytes, 1.0, 0.0);
+      return;
+    }
+    const double each = req.bytes / n();  // all-to-all: every rank sends S/n to every other
+    for (int a = 0; a < n(); ++a)
+      for (int d = 1; d < n(); ++d) add(fabric.path(gpu(a), gpu((a + d) % n())), each, 1.0, 0.0);
+  }
+
+  void plan() {
+    const hw::NcclTuning& t = tuner.tuning();
+    const int pi = static_cast<int>(choice.proto);
+    wire = t.wire_factor[static_cast<std::size_t>(pi)];
+    const double step_bytes = t.buffer_bytes[static_cast<std::size_t>(pi)] / t.steps / wire;
+    const double line = fabric.has_nvlink() ? fabric.nvlink_rate() : fabric.pcie_rate();
+    step_s = step_bytes * wire / line;
+    cap_data = std::numeric_limits<double>::infinity();
+    if (n() < 2) return;
+    if (choice.p2p) return p2p();
+    // The SM side of LL and LL128 channels caps them (NCCL's busbw caps); Simple is link-bound.
+    const TuneCell* cell = nullptr;
+    for (const TuneCell& c : choice.tune.cells)
+      if (c.algo == choice.algo && c.proto == choice.proto) cell = &c;
+    if (cell && choice.proto != NcclProto::kSimple) cap_data = cell->busbw_gbps * 1e9;
+    const double s = req.bytes, nn = n();
+    switch (choice.algo) {
+      case NcclAlgo::kRing: {
+        double per_edge = s;
+        if (req.op == CollOp::kAllReduce) per_edge = 2 * (nn - 1) / nn * s;
+        if (req.op == CollOp::kAllGather || req.op == CollOp::kReduceScatter)
+          per_edge = (nn - 1) / nn * s;
+        return ring(per_edge);
+      }
+      case NcclAlgo::kTree:
+        return tree();
+      case NcclAlgo::kNvls:
+        return nvls(t.nvls_eff(tuner.arch_class()), n(), 0);
+      case NcclAlgo::kNvlsTree: {
+        const int ppn = static_cast<int>(by_node()[0].size());
+        nvls(t.nvls_eff(tuner.arch_class()), ppn, 0);
+        return inter_shards(false);
+      }
+      case NcclAlgo::kCollNetDirect:
+      case NcclAlgo::kCollNetChain: {
+        // Inside each node a ring reduce-scatter and all-gather over NVLink, across nodes each
+        // GPU's shard through the switches' reduction.
+        const auto nodes = by_node();
+        const double k = static_cast<double>(nodes[0].size());
+        for (const auto& local : nodes) {
+          if (local.size() < 2) continue;
+          add(chain(local, 0, true), 2 * (k - 1) / k * s, 1.0 / nodes.size(), 0.0);
+        }
+        return inter_shards(true);
+      }
+    }
+  }
+};
+
+struct Running {
+  CollectiveResult result;
+  sim::Time start;
+  std::size_t pending = 0;
+  double latency_s = 0;
+  std::vector<sim::LinkId> links;
+  std::vector<double> bytes_before;
+  std::function<void(const CollectiveResult&)> done;
+};
+
+}  // namespace
+
+void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& fabric,
+                      const NcclTuner& tuner, const CollectiveRequest& req,
+                      std::function<void(const CollectiveResult&)> done) {
+  auto run = std::make_shared<Running>();
+  run->result = choose_collective(tuner, req);
+  run->start = sim.now();
+  run->done = std::move(done);
+  Planner plan{fabric, tuner, req, run->result, req.ranks, {}};
+  if (plan.ranks.empty())
+    for (int g = 0; g < req.gpus; ++g) plan.ranks.push_back(g);
+  plan.plan();
+  run->result.flows = static_cast<long long>(plan.flows.size());
+  // The collective's latency is NCCL's model for its algorithm and protocol, the links' own
+  // hop latencies included: flows start once it has passed, less their paths' latency.
+  double path_latency = 0;
+  for (const PlannedFlow& f : plan.flows) {
+    double l = 0;
+    for (sim::LinkId id : f.path) l += net.link_latency(id).seconds();
+    path_latency = std::max(path_latency, l);
+  }
+  const double lead = std::max(0.0, run->result.latency_s - path_latency) + req.host_issue_s;
+  run->result.latency_s += req.host_issue_s;
+  run->latency_s = run->result.latency_s;
+  // The links this collective crosses, for its bottleneck.
+  std::vector<char> seen(net.link_count(), 0);
+  for (const PlannedFlow& f : plan.flows)
+    for (sim::LinkId id : f.path)
+      if (!seen[id.index]) seen[id.index] = 1, run->links.push_back(id);
+  std::sort(run->links.begin(), run->links.end());
+  for (sim::LinkId id : run->links) run->bytes_before.push_back(net.link_stats(id).bytes);
+  auto finish = [run, &sim, &net]() {
+    CollectiveResult& r = run->result;
+    r.time_s = (sim.now() - run->start).seconds();
+    r.algbw = r.time_s > 0 ? r.bytes / r.time_s : 0;
+    r.busbw = r.algbw * busbw_factor(r.op, std::max(1, r.gpus));
+    const double transfer = std::max(1e-15, r.time_s - run->latency_s);
+    for (std::size_t i = 0; i < run->links.size(); ++i) {
+      const double moved = net.link_stats(run->links[i]).bytes - run->bytes_before[i];
+      const double cap = net.link_capacity(run->links[i]);
+      const double u = cap > 0 ? moved / (cap * transfer) : 0;
+      if (moved > 0 && u > r.bottleneck_utilisation) {
+        r.bottleneck_utilisation = u;
+        r.bottleneck = net.link_name(run->links[i]);
+        r.bottleneck_capacity = cap;
+      }
+    }
+    if (run->done) run->done(r);
+  };
+  if (plan.flows.empty()) {
+    sim.schedule_after(sim::Time::from_seconds(run->result.latency_s), finish);
+    return;
+  }
+  run->pending = plan.flows.size();
+  for (PlannedFlow& f : plan.flows) {
+    const sim::Time at = sim::Time::from_seconds(lead + f.delay_s);
+    sim.schedule_after(at, [run, &net, f = std::move(f), finish]() mutable {
+      net.start_flow(
+          std::span<const sim::LinkId>(f.path), f.wire_bytes,
+          [run, finish]() {
+            if (--run->pending == 0) finish();
+          },
+          f.cap);
+    });
+  }
+}
+
+CollectiveResult simulate_collective(const hw::SystemSpec& system, const hw::NcclTuning& tuning,
+                                     const CollectiveRequest& req) {
+  sim::Simulator sim;
+  sim::FlowNetwork net(sim);
+  const Fabric fabric(system, req.gpus, net);
+  const NcclTuner tuner(system, tuning, req.gpus);
+  CollectiveResult out;
+  start_collective(sim, net, fabric, tuner, req, [&out](const CollectiveResult& r) { out = r; });
+  sim.run();
+  return out;
+}
+
+}  // namespace ridge::models

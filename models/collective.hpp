@@ -1,0 +1,98 @@
+// NCCL collectives as flows on a system's links.
+//
+// Captures: all-reduce, all-gather, reduce-scatter, broadcast and reduce by ring, tree (a chain
+// inside a node, NCCL's double binary tree across nodes), NVLS (NVLink SHARP: each GPU reads the
+// switch-reduced shards and multicasts results; per GPU and direction S(n+1)/n bytes for an
+// all-reduce), NVLS-tree and CollNet (in-network reduction past one node); all-to-all and
+// send/recv as point-to-point transfers. Algorithm and protocol are chosen by NCCL's tuning model
+// (models/nccl_tuner.hpp) or forced. Channels are bundled per NIC rail (inside a node every
+// channel crosses the same ports, so one bundle is exact there). Each protocol puts its wire
+// format on the links (LL: 16 B lines of 8 B data, x2; LL128: 120 of 128 B, x16/15; Simple x1)
+// and is capped at NCCL's per-channel throughput for it (the SM side of a channel: LL and LL128;
+// Simple is bounded by the links).
+// Pipelining: a ring streams data through every rank in 2(n-1) (all-reduce) steps; its fluid
+// limit is one flow whose path is the whole ring, so the ring runs at the max-min share of its
+// slowest link, as the step-synchronous ring does (step time = the slowest edge's), and it
+// feels every other transfer on every link it crosses. A tree's edges are flows of their own,
+// started as the pipeline fills: an edge at height h starts h steps of one NCCL chunk
+// (buffer / NCCL_STEPS) after the leaves, at the line rate; a chain inside a node is one flow
+// over its hops, started after (hops - 1) steps. Time = NCCL's latency model for the
+// algorithm and protocol (base + per-step hardware latencies; the links' own latencies are
+// part of it) + the flows' simulated transfer.
+// Ignores: NCCL's trimming of channels for small sizes, PXN, adaptive routing, GPU kernel
+// time of the reduction itself (the SMs are not the bottleneck at these rates).
+// Validated: against NCCL on two H200s (validate/data/h200x2) and the published 8-GPU figures
+// (tests/systems/test_collective_validation.cpp; docs/collectives.md).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/nccl_tuning.hpp"
+#include "hw/system_spec.hpp"
+#include "models/fabric.hpp"
+#include "models/nccl_tuner.hpp"
+#include "sim/flow.hpp"
+#include "sim/simulator.hpp"
+
+namespace ridge::models {
+
+struct CollectiveRequest {
+  CollOp op = CollOp::kAllReduce;
+  double bytes = 0;  ///< nccl-tests' size: all-gather's output, reduce-scatter's input, ...
+  int gpus = 0;
+  std::optional<hw::NcclAlgo> algo;    ///< forced (NCCL_ALGO), else NCCL's choice
+  std::optional<hw::NcclProto> proto;  ///< forced (NCCL_PROTO), else NCCL's choice
+  int root = 0;                        ///< broadcast and reduce
+  bool nvls_enabled = true;            ///< NCCL_NVLS_ENABLE: false turns NVLS and NVLS-tree off
+  /// Host time to issue the call before the GPUs start (back-to-back calls from one thread that
+  /// drives every rank pay it serially; 0 when each rank has its own process and calls overlap).
+  double host_issue_s = 0;
+  std::vector<int> ranks;  ///< the fabric's GPUs taking part, in rank order (empty: 0..gpus-1)
+};
+
+struct CollectiveResult {
+  CollOp op = CollOp::kAllReduce;
+  double bytes = 0;
+  int gpus = 0;
+  hw::NcclAlgo algo = hw::NcclAlgo::kRing;
+  hw::NcclProto proto = hw::NcclProto::kSimple;
+  bool p2p = false;     ///< run as point-to-point transfers
+  bool forced = false;  ///< algorithm or protocol forced by the request
+  std::string why;      ///< why this algorithm and protocol
+  TuneResult tune;      ///< NCCL's model, every cell
+  double time_s = 0;
+  double latency_s = 0;      ///< the latency part (NCCL's model for the chosen cell)
+  double algbw = 0;          ///< B/s, bytes / time
+  double busbw = 0;          ///< B/s, algbw x nccl-tests' factor
+  double nccl_model_us = 0;  ///< NCCL's own estimate for the chosen cell
+  int channels = 0;
+  int sm_blocks = 0;  ///< CUDA blocks (one SM each) the collective's kernel occupies per GPU
+  long long flows = 0;
+  std::string bottleneck;             ///< the busiest link while it ran
+  double bottleneck_utilisation = 0;  ///< its bytes / (capacity x transfer time)
+  double bottleneck_capacity = 0;     ///< B/s
+};
+
+/// Chooses the algorithm and protocol (NCCL's model, or the forced ones). Throws
+/// std::invalid_argument if a forced combination is disabled, naming why and what is enabled.
+CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveRequest& req);
+
+/// Starts a collective on a fabric inside a running simulation; `done` runs when its last flow
+/// completes, with the result filled (time from the start call).
+void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& fabric,
+                      const NcclTuner& tuner, const CollectiveRequest& req,
+                      std::function<void(const CollectiveResult&)> done);
+
+/// Runs one collective alone on a fresh fabric of `system`.
+CollectiveResult simulate_collective(const hw::SystemSpec& system, const hw::NcclTuning& tuning,
+                                     const CollectiveRequest& req);
+
+/// Parses "ring", "tree", "nvls", "nvls_tree", "collnet" (= collnet_direct), "collnet_chain".
+bool parse_nccl_algo(std::string_view s, hw::NcclAlgo& out);
+/// Parses "ll", "ll128", "simple" (any case).
+bool parse_nccl_proto(std::string_view s, hw::NcclProto& out);
+
+}  // namespace ridge::models

@@ -1,0 +1,224 @@
+#include "models/nccl_tuner.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+namespace ridge::models {
+
+using hw::NcclAlgo;
+using hw::NcclProto;
+
+std::string_view coll_op_name(CollOp op) {
+  switch (op) {
+    case CollOp::kAllReduce:
+      return "all_reduce";
+    case CollOp::kAllGather:
+      return "all_gather";
+    case CollOp::kReduceScatter:
+      return "reduce_scatter";
+    case CollOp::kAllToAll:
+      return "all_to_all";
+    case CollOp::kBroadcast:
+      return "broadcast";
+    case CollOp::kReduce:
+      return "reduce";
+    case CollOp::kSendRecv:
+      return "send_recv";
+  }
+  return "?";
+}
+
+bool parse_coll_op(std::string_view s, CollOp& out) {
+  std::string k;
+  for (char c : s)
+    if (c != '_' && c != '-') k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (CollOp op : kAllCollOps) {
+    std::string n;
+    for (char c : coll_op_name(op))
+      if (c != '_') n += c;
+    if (n == k) {
+      out = op;
+      return true;
+    }
+  }
+  return false;
+}
+
+double busbw_factor(CollOp op, int n) {
+  switch (op) {
+    case CollOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollOp::kAllGather:
+    case CollOp::kReduceScatter:
+    case CollOp::kAllToAll:
+      return static_cast<double>(n - 1) / n;
+    case CollOp::kBroadcast:
+    case CollOp::kReduce:
+    case CollOp::kSendRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+bool is_p2p(CollOp op) {
+  return op == CollOp::kAllToAll || op == CollOp::kSendRecv;
+}
+
+NcclTuner::NcclTuner(const hw::SystemSpec& system, const hw::NcclTuning& tuning, int gpus)
+    : sys_(system), t_(tuning), gpus_(gpus) {
+  ppn_ = std::min(gpus, system.node.gpus);
+  nodes_ = (gpus + system.node.gpus - 1) / system.node.gpus;
+  channels_ = system.nccl.channels;
+  nvls_channels_ = system.nccl.nvls_channels > 0 ? system.nccl.nvls_channels : channels_;
+  arch_ = hw::nccl_arch_class(system.node.gpu.architecture);
+  // An NVLink domain spanning nodes is one node to NCCL.
+  if (system.network.kind == hw::NetworkKind::kNvlinkDomain) {
+    ppn_ = gpus;
+    nodes_ = 1;
+  }
+}
+
+TuneResult NcclTuner::tune(CollOp op, double bytes) const {
+  TuneResult r;
+  double best = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < hw::kNcclAlgos; ++a)
+    for (int p = 0; p < hw::kNcclProtos; ++p) {
+      TuneCell c = price(op, bytes, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p));
+      if (c.enabled && c.time_us < best) {
+        best = c.time_us;
+        r.best = static_cast<int>(r.cells.size());
+      }
+      r.cells.push_back(std::move(c));
+    }
+  return r;
+}
+
+TuneCell NcclTuner::price(CollOp op, double bytes, NcclAlgo a, NcclProto p) const {
+  TuneCell c;
+  c.algo = a;
+  c.proto = p;
+  const int ai = static_cast<int>(a), pi = static_cast<int>(p);
+  const int n = gpus_;
+  auto disable = [&](std::string why) {
+    c.enabled = false;
+    c.why_disabled = std::move(why);
+    return c;
+  };
+  if (is_p2p(op)) return disable("point-to-point: not tuned by algorithm");
+  if (n < 2) return disable("one rank: a local copy");
+  const bool nvls = a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree;
+  const bool collnet = a == NcclAlgo::kCollNetDirect || a == NcclAlgo::kCollNetChain;
+  if (a == NcclAlgo::kTree && op != CollOp::kAllReduce) return disable("tree runs all-reduce only");
+  if (nvls && !sys_.node.nvlink.multicast) return disable("no NVLink multicast (NVLS)");
+  if (nvls && p != NcclProto::kSimple) return disable("NVLS runs Simple only");
+  if (a == NcclAlgo::kNvls && nodes_ > 1) return disable("NVLS within one node");
+  if (a == NcclAlgo::kNvlsTree && (nodes_ == 1 || op != CollOp::kAllReduce))
+    return disable("NVLS-tree: all-reduce past one node");
+  if (a == NcclAlgo::kNvls && op != CollOp::kAllReduce && op != CollOp::kAllGather &&
+      op != CollOp::kReduceScatter)
+    return disable("NVLS runs all-reduce, all-gather and reduce-scatter");
+  if (collnet && (!sys_.network.in_network_reduction || nodes_ == 1))
+    return disable("no in-network reduction (CollNet)");
+  if (collnet && p != NcclProto::kSimple) return disable("CollNet runs Simple only");
+  if (a == NcclAlgo::kCollNetChain && op != CollOp::kAllReduce)
+    return disable("CollNet chain runs all-reduce only");
+  if (a == NcclAlgo::kCollNetDirect && op != CollOp::kAllReduce && op != CollOp::kAllGather &&
+      op != CollOp::kReduceScatter)
+    return disable("CollNet direct runs all-reduce, all-gather and reduce-scatter");
+
+  const hw::NcclArchCaps& caps = t_.arch_caps(arch_);
+  const int idx = nodes_ <= 1 ? 0 : nodes_ == 2 ? 1 : 2;
+  const int nch = nvls ? nvls_channels_ : channels_;
+  const double bw_intra = sys_.nccl.channel_bw_intra / 1e9;
+  const double bw_inter =
+      sys_.nccl.channel_bw_inter > 0 ? sys_.nccl.channel_bw_inter / 1e9 : bw_intra;
+  const double bw_ch = (nodes_ == 1 || collnet) ? bw_intra : bw_inter;
+  double bus = nch * bw_ch;
+  const bool intel = sys_.node.cpu != hw::CpuVendor::kAmd;
+  const double ll_max =
+      nodes_ == 1 ? caps.ll_max[0]
+                  : (intel ? t_.ll_max_multinode_intel : t_.ll_max_multinode_amd)[idx == 1 ? 0 : 1];
+  const int nsteps = op == CollOp::kAllReduce                                     ? 2 * (n - 1)
+                     : (op == CollOp::kAllGather || op == CollOp::kReduceScatter) ? n - 1
+                                                                                  : n;
+  if (a == NcclAlgo::kRing) {
+    if (p == NcclProto::kLL) bus = std::min(ll_max, 0.5 * bus);
+    if (p == NcclProto::kLL128) bus = std::min(0.92 * bus, nch * caps.ring_ll128[idx]);
+  } else if (a == NcclAlgo::kTree) {
+    bus = std::min(0.92 * bus, nch * caps.tree[idx]);
+    if (p == NcclProto::kLL) bus = std::min(bus / 3.8, ll_max);
+    if (p == NcclProto::kLL128)
+      bus = std::min(bus * (nodes_ == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * caps.tree_ll128[idx]);
+  } else if (nvls) {
+    const double eff = t_.nvls_eff(arch_);
+    if (eff <= 0) return disable("NCCL has no NVLS efficiency for this architecture");
+    double intra = bw_intra * eff * (nch - 1) / nch;
+    intra *= op == CollOp::kAllReduce ? 2.0 : static_cast<double>(ppn_ - 1) / ppn_;
+    double bw = intra;
+    if (nodes_ > 1) bw = std::min(bw, bw_inter * (a == NcclAlgo::kNvlsTree && nodes_ <= 2 ? 2 : 1));
+    if (a == NcclAlgo::kNvlsTree) bw = std::min(bw, caps.nvls_tree[idx]);
+    bus = nch * bw;
+  } else if (collnet) {
+    const double f = static_cast<double>(ppn_) / nch;
+    if (a == NcclAlgo::kCollNetDirect && op != CollOp::kAllReduce)
+      bus = ppn_ * std::min(bw_intra, 0.9 * bw_inter);
+    else
+      bus /= (f - (f - 1) / 2);
+    if (arch_ != "ampere") bus *= 0.85;
+  }
+  if (bus <= 0) return disable("zero bandwidth in NCCL's tables");
+  c.busbw_gbps = bus;
+  // Ring, NVLS: algbw = busbw x nranks / nsteps; tree and CollNet all-reduce: x 0.5.
+  double alg = (a == NcclAlgo::kRing || nvls)                                    ? bus * n / nsteps
+               : (a == NcclAlgo::kTree || (collnet && op == CollOp::kAllReduce)) ? bus * 0.5
+                                                                                 : bus;
+
+  // Latency.
+  const int intra_class = sys_.node.intra == hw::IntraFabric::kNvSwitch ? 0 : 1;
+  double lat = t_.base_lat_us[ai][pi];
+  double intra_lat = t_.hw_lat_us[intra_class][ai][pi];
+  const int net_algo = ppn_ == 1 ? static_cast<int>(NcclAlgo::kTree) : ai;
+  const double inter_lat = t_.hw_lat_us[2][net_algo][pi];
+  if (a == NcclAlgo::kRing) {
+    if (op == CollOp::kAllReduce || op == CollOp::kAllGather || op == CollOp::kReduceScatter) {
+      const int inter_steps =
+          nodes_ == 1 ? 0 : (op == CollOp::kAllReduce ? 2 * (nodes_ - 1) : nodes_ - 1);
+      double overhead = nodes_ == 1 ? 0.0
+                        : intel     ? t_.net_overhead_intel_us
+                                    : t_.net_overhead_amd_us;
+      if (p == NcclProto::kSimple) overhead *= 3;
+      intra_lat = std::max(intra_lat, overhead);
+      lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+      if (p == NcclProto::kSimple && op == CollOp::kAllReduce && nodes_ > 1 &&
+          bytes / (channels_ * n) >= 64)
+        lat *= t_.ring_simple_plateau;
+    } else {
+      lat += nodes_ > 1 ? inter_lat : intra_lat;
+    }
+  } else if (a == NcclAlgo::kTree) {
+    lat += 2 * ((ppn_ - 1) * intra_lat + std::log2(std::max(1, nodes_)) * inter_lat);
+  } else if (a == NcclAlgo::kCollNetDirect) {
+    lat += 2 * (std::min(1, ppn_ - 1) * intra_lat + (ppn_ - 1) * 0.4) + inter_lat;
+  } else if (a == NcclAlgo::kCollNetChain) {
+    lat += 2 * (ppn_ - 1) * intra_lat + inter_lat;
+  } else if (a == NcclAlgo::kNvls) {
+    lat = intra_lat;
+  } else if (a == NcclAlgo::kNvlsTree) {
+    lat += intra_lat + 2 * std::log2(nodes_) * inter_lat;
+  }
+  if (a == NcclAlgo::kTree && op == CollOp::kAllReduce) {
+    const double log_size = std::floor(std::log2(std::max(1.0, bytes / 64.0)));
+    const auto& corr = t_.tree_correction[pi];
+    if (bytes >= 64 && log_size < static_cast<double>(corr.size()))
+      alg *= corr[static_cast<std::size_t>(log_size)];
+  }
+  c.algbw_gbps = alg;
+  c.latency_us = lat;
+  c.time_us = lat + bytes / (1000.0 * alg);
+  c.enabled = true;
+  return c;
+}
+
+}  // namespace ridge::models

@@ -1,0 +1,195 @@
+// Collectives on a system's links: closed-form cases, properties, and contention.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "hw/nccl_tuning.hpp"
+#include "hw/system_loader.hpp"
+#include "models/collective.hpp"
+
+using namespace ridge;
+using models::CollectiveRequest;
+using models::CollOp;
+
+namespace {
+
+const hw::SystemSpec& h200() {
+  static const hw::SystemSpec s = hw::find_system("dgx-h200");
+  return s;
+}
+const hw::NcclTuning& nccl() {
+  static const hw::NcclTuning t = hw::load_nccl_tuning("2.28.9");
+  return t;
+}
+models::CollectiveResult run(const hw::SystemSpec& s, CollOp op, double bytes, int gpus,
+                             std::optional<hw::NcclAlgo> algo = {},
+                             std::optional<hw::NcclProto> proto = {}) {
+  CollectiveRequest r;
+  r.op = op;
+  r.bytes = bytes;
+  r.gpus = gpus;
+  r.algo = algo;
+  r.proto = proto;
+  return models::simulate_collective(s, nccl(), r);
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce: 2(n-1)/n * S/B + NCCL's ring latency", "[analytic]") {
+  // One node of H200s, ring, Simple: every GPU's NVLink port carries 2(n-1)/n * S at its payload
+  // rate B = 450 GB/s x 0.82 = 369 GB/s (no other traffic, no protocol cap for Simple). NCCL's
+  // latency for ring Simple all-reduce in one node: baseLat 8.4 us + 2(n-1) steps x hwLat 3.4 us.
+  const double s = 1073741824.0, b = 450e9 * 0.82;
+  for (int n : {2, 4, 8}) {
+    INFO(n);
+    const auto r =
+        run(h200(), CollOp::kAllReduce, s, n, hw::NcclAlgo::kRing, hw::NcclProto::kSimple);
+    const double lat = (8.4 + 2 * (n - 1) * 3.4) * 1e-6;
+    const double expect = lat + 2.0 * (n - 1) / n * s / b;
+    CHECK(r.time_s == Approx(expect).epsilon(1e-6));
+    // busbw = algbw x 2(n-1)/n = S/t x 2(n-1)/n -> B as S grows.
+    CHECK(r.busbw == Approx(2.0 * (n - 1) / n * s / expect).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("LL puts twice the bytes on the wire; LL128 16/15", "[analytic]") {
+  // Send/recv ignores NCCL_PROTO, so use a ring broadcast (one chain from the root): its data
+  // rate is the port's payload rate over the wire factor unless NCCL's LL cap is lower.
+  const double s = 1073741824.0, b = 450e9 * 0.82;
+  const auto ll128 =
+      run(h200(), CollOp::kBroadcast, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kLL128);
+  // LL128 cap on Hopper, one node: min(0.92 x 12 x 30, 12 x 36.7) = 331.2 GB/s of data, below
+  // the link's 369 x 15/16 = 345.9: the cap binds.
+  CHECK(ll128.time_s - ll128.latency_s == Approx(s / 331.2e9).epsilon(1e-6));
+  const auto ll = run(h200(), CollOp::kBroadcast, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kLL);
+  // LL: min(llMaxBw 141, 0.5 x 360) = 141 GB/s of data; on the wire 282 < 369: the cap binds.
+  CHECK(ll.time_s - ll.latency_s == Approx(s / 141e9).epsilon(1e-6));
+  (void)b;
+}
+
+TEST_CASE("NVLS all-reduce: S(n+1)/n per port direction at NCCL's NVLS efficiency", "[analytic]") {
+  // Each GPU sends its part of every shard up (S) and its reduced shard for multicast (S/n), and
+  // receives its reduced shard (S/n) and every multicast shard (S): S(n+1)/n each way. So
+  // algbw = n/(n+1) x B x eff and busbw = 2(n-1)/(n+1) x B x eff: it grows with n (0.67 B eff at
+  // 2 GPUs, 1.56 B eff at 8), rather than being independent of n as NCCL's model has it.
+  // Time = NCCL's NVLS latency (25 us), less the up port's own 0.7 us hop (part of it; the flows
+  // start that much earlier and the down port has no hop latency of its own), + one pipeline
+  // step (a 512 KiB Simple step at the port's rate) before the multicast starts + the transfer.
+  const double s = 4294967296.0, b = 450e9 * 0.82, eff = 0.85;
+  const double step = 4194304.0 / 8 / b;
+  for (int n : {2, 4, 8}) {
+    INFO(n);
+    const auto r = run(h200(), CollOp::kAllReduce, s, n, hw::NcclAlgo::kNvls);
+    CHECK(r.time_s == Approx(25e-6 - 0.7e-6 + step + s * (n + 1) / n / (eff * b)).epsilon(1e-6));
+  }
+  const auto r2 = run(h200(), CollOp::kAllReduce, s, 2, hw::NcclAlgo::kNvls);
+  const auto r8 = run(h200(), CollOp::kAllReduce, s, 8, hw::NcclAlgo::kNvls);
+  CHECK(r8.busbw / r2.busbw == Approx((14.0 / 9.0) / (2.0 / 3.0)).epsilon(0.01));
+}
+
+TEST_CASE("tree all-reduce latency grows with log2 of the nodes", "[analytic]") {
+  // NCCL: lat = baseLat + 2((ppn-1) intraLat + log2(nNodes) interLat): each doubling of the nodes
+  // adds 2 x interLat (tree, Simple: hwLat NET 14 us) = 28 us.
+  const hw::SystemSpec big = hw::find_system("h100-1024");
+  double prev = 0;
+  for (int nodes = 2; nodes <= 128; nodes *= 2) {
+    const models::NcclTuner t(big, nccl(), nodes * 8);
+    const auto res = t.tune(CollOp::kAllReduce, 1 << 20);
+    double lat = 0;
+    for (const auto& c : res.cells)
+      if (c.algo == hw::NcclAlgo::kTree && c.proto == hw::NcclProto::kSimple) lat = c.latency_us;
+    if (prev > 0) CHECK(lat - prev == Approx(28.0));
+    prev = lat;
+  }
+}
+
+TEST_CASE("more link bandwidth never makes a collective slower", "[property]") {
+  hw::SystemSpec fast = h200();
+  fast.node.nvlink.bandwidth *= 2;
+  hw::SystemSpec cluster = hw::find_system("h100-1024");
+  hw::SystemSpec cluster_fast = cluster;
+  cluster_fast.node.nics.bandwidth *= 2;
+  for (CollOp op : models::kAllCollOps)
+    for (double bytes : {1e3, 1e6, 1e9}) {
+      INFO(std::string(models::coll_op_name(op)) << " " << bytes);
+      CHECK(run(fast, op, bytes, 8).time_s <= run(h200(), op, bytes, 8).time_s);
+      CHECK(run(cluster_fast, op, bytes, 32).time_s <= run(cluster, op, bytes, 32).time_s);
+    }
+}
+
+TEST_CASE("busbw never above the bottleneck's line rate without in-network reduction",
+          "[property]") {
+  // Ring, tree and point-to-point move every byte over GPU ports: busbw <= the port's payload
+  // rate. NVLS reduces in the switch: its busbw may pass the line rate but stays below
+  // 2(n-1)/(n+1) x the rate.
+  const double b = 450e9 * 0.82;
+  for (CollOp op : models::kAllCollOps)
+    for (int n : {2, 4, 8})
+      for (double bytes : {1e6, 1e8, 4e9}) {
+        CollectiveRequest q;
+        q.op = op;
+        q.bytes = bytes;
+        q.gpus = n;
+        q.nvls_enabled = false;
+        const auto r = models::simulate_collective(h200(), nccl(), q);
+        INFO(std::string(models::coll_op_name(op)) << " n=" << n << " " << bytes);
+        CHECK(r.busbw <= b * (1 + 1e-9));
+        if (op == CollOp::kAllReduce) {
+          const auto v = run(h200(), op, bytes, n, hw::NcclAlgo::kNvls);
+          CHECK(v.busbw <= 2.0 * (n - 1) / (n + 1) * b);
+        }
+      }
+}
+
+TEST_CASE("two collectives at once share the links and slow each other", "[property]") {
+  sim::Simulator sim;
+  sim::FlowNetwork net(sim);
+  const models::Fabric fabric(h200(), 8, net);
+  const models::NcclTuner tuner(h200(), nccl(), 8);
+  CollectiveRequest q;
+  q.op = CollOp::kAllReduce;
+  q.bytes = 1 << 30;
+  q.gpus = 8;
+  q.algo = hw::NcclAlgo::kRing;
+  q.proto = hw::NcclProto::kSimple;
+  const double alone = models::simulate_collective(h200(), nccl(), q).time_s;
+  double t1 = 0, t2 = 0;
+  models::start_collective(sim, net, fabric, tuner, q, [&](const auto& r) { t1 = r.time_s; });
+  models::start_collective(sim, net, fabric, tuner, q, [&](const auto& r) { t2 = r.time_s; });
+  sim.run();
+  // Same links, same shares: each moves its bytes at half the rate.
+  const double lat = (8.4 + 14 * 3.4) * 1e-6;  // NCCL's ring Simple latency, 8 GPUs
+  CHECK(t1 == Approx(lat + 2 * (alone - lat)).epsilon(1e-6));
+  CHECK(t2 == Approx(t1));
+}
+
+TEST_CASE("a collective beside a host copy over the same PCIe link slows down", "[property]") {
+  // Two nodes: a ring all-reduce leaves each node through GPU PCIe links into the NICs. A copy
+  // from GPU 7 to the host shares GPU 7's PCIe link (63 GB/s) with its NIC traffic (49.5 GB/s):
+  // max-min gives each 31.5 GB/s, so the ring (bound by its slowest link) slows.
+  const hw::SystemSpec big = hw::find_system("h100-1024");
+  CollectiveRequest q;
+  q.op = CollOp::kAllReduce;
+  q.bytes = 1 << 30;
+  q.gpus = 16;
+  q.algo = hw::NcclAlgo::kRing;
+  q.proto = hw::NcclProto::kSimple;
+  const double alone = models::simulate_collective(big, nccl(), q).time_s;
+  sim::Simulator sim;
+  sim::FlowNetwork net(sim);
+  const models::Fabric fabric(big, 16, net);
+  const models::NcclTuner tuner(big, nccl(), 16);
+  double with_copy = 0;
+  models::start_collective(sim, net, fabric, tuner, q,
+                           [&](const auto& r) { with_copy = r.time_s; });
+  for (int g = 0; g < 16; ++g) net.start_flow(fabric.to_host(g), 8e9, [] {});
+  sim.run();
+  CHECK(with_copy > 1.2 * alone);
+}
+
+TEST_CASE("the same request gives the same result, bit for bit", "[property]") {
+  const auto a = run(hw::find_system("h100-1024"), CollOp::kAllReduce, 1e9, 256);
+  const auto b = run(hw::find_system("h100-1024"), CollOp::kAllReduce, 1e9, 256);
+  CHECK(a.time_s == b.time_s);
+  CHECK(a.bottleneck == b.bottleneck);
+}

@@ -1,0 +1,199 @@
+// Collectives against measurements: NCCL 2.28.9 on two H200s (validate/data/h200x2) and the
+// published 8-GPU and per-NIC figures. What was fitted: the NVLink 4 payload efficiency (0.82),
+// on one record (broadcast, 8 GiB, ring Simple, two H200s), and the host's per-rank issue time
+// of the measuring program (7.98 us, the median of validate/data/h200x1's one-rank calls up to
+// 64 KiB: a different data set). Everything else is NCCL's constants or a datasheet figure.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "hw/nccl_tuning.hpp"
+#include "hw/system_loader.hpp"
+#include "models/collective.hpp"
+
+using namespace ridge;
+using models::CollOp;
+
+namespace {
+
+const hw::NcclTuning& nccl() {
+  static const hw::NcclTuning t = hw::load_nccl_tuning("2.28.9");
+  return t;
+}
+
+nlohmann::json load(const std::string& rel) {
+  std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/" + rel);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+struct Row {
+  std::string series;  // op/algo/proto as measured
+  double bytes = 0, measured_us = 0, predicted_us = 0;
+  double err() const { return predicted_us / measured_us - 1; }
+};
+
+// The harness's host time per call: one thread issues every rank's call (validate/nccl_bench.cu),
+// so n ranks cost n x the one-rank floor.
+double one_rank_floor_us() {
+  const auto d = load("validate/data/h200x1/collectives.json");
+  std::vector<double> v;
+  for (const auto& r : d["records"])
+    if (r["bytes"].get<double>() <= 65536) v.push_back(r["timing"]["median_us"].get<double>());
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+const std::vector<Row>& h200x2_rows() {
+  static const std::vector<Row> rows = [] {
+    const hw::SystemSpec sys = hw::find_system("dgx-h200");
+    const double host_us = one_rank_floor_us();
+    const auto d = load("validate/data/h200x2/collectives.json");
+    std::vector<Row> out;
+    for (const auto& r : d["records"]) {
+      models::CollectiveRequest q;
+      REQUIRE(models::parse_coll_op(r["op"].get<std::string>(), q.op));
+      const auto& p = r["params"];
+      q.gpus = p["nranks"].get<int>();
+      q.bytes = r["bytes"].get<double>();
+      q.nvls_enabled = false;  // the lent machine runs with NCCL_NVLS_ENABLE=0
+      q.host_issue_s = q.gpus * host_us * 1e-6;
+      const std::string algo = p["algo"], proto = p["proto"];
+      if (algo != "default") {
+        hw::NcclAlgo a;
+        REQUIRE(models::parse_nccl_algo(algo, a));
+        q.algo = a;
+      }
+      if (proto != "default") {
+        hw::NcclProto pr;
+        REQUIRE(models::parse_nccl_proto(proto, pr));
+        q.proto = pr;
+      }
+      Row row;
+      row.series = r["op"].get<std::string>() + "/" + algo + "/" + proto;
+      row.bytes = q.bytes;
+      row.measured_us = r["timing"]["median_us"].get<double>();
+      row.predicted_us = models::simulate_collective(sys, nccl(), q).time_s * 1e6;
+      out.push_back(row);
+    }
+    return out;
+  }();
+  return rows;
+}
+
+double median_abs(std::vector<double> v) {
+  for (double& x : v) x = std::fabs(x);
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+TEST_CASE("published: 8 x H200 all-reduce ~475 GB/s busbw (nccl-tests#272)", "[validation]") {
+  // A prediction: NVLS at NCCL's efficiency on the fitted NVLink payload rate; nothing here saw
+  // the published figure. Budget 10% (the issue's).
+  models::CollectiveRequest q;
+  q.op = CollOp::kAllReduce;
+  q.bytes = 1073741824.0;
+  q.gpus = 8;
+  const auto r = models::simulate_collective(hw::find_system("dgx-h200"), nccl(), q);
+  CHECK(r.algo == hw::NcclAlgo::kNvls);  // NCCL's choice at 1 GiB on NVLink SHARP
+  CHECK(r.busbw / 1e9 == Approx(475).epsilon(0.10));
+}
+
+TEST_CASE("published: 8 x H100 all-reduce ~480 GB/s with NVLS, ~370 with ring (nccl-tests#212)",
+          "[validation]") {
+  models::CollectiveRequest q;
+  q.op = CollOp::kAllReduce;
+  q.bytes = 4294967296.0;  // "messages well above 256 MB"
+  q.gpus = 8;
+  const hw::SystemSpec s = hw::find_system("dgx-h100");
+  CHECK(models::simulate_collective(s, nccl(), q).busbw / 1e9 == Approx(480).epsilon(0.10));
+  q.algo = hw::NcclAlgo::kRing;
+  CHECK(models::simulate_collective(s, nccl(), q).busbw / 1e9 == Approx(370).epsilon(0.10));
+}
+
+TEST_CASE("published: InfiniBand NDR 400 Gb/s, 46-48 GB/s per NIC across nodes (nccl-tests#290)",
+          "[validation]") {
+  // Two DGX H100 nodes, ring all-reduce of 8 GiB: each of a node's 8 NICs carries one ring's
+  // inter-node hop, so busbw / 8 is the per-NIC rate. Budget 10% around 47 GB/s.
+  models::CollectiveRequest q;
+  q.op = CollOp::kAllReduce;
+  q.bytes = 8589934592.0;
+  q.gpus = 16;
+  q.algo = hw::NcclAlgo::kRing;
+  const auto r = models::simulate_collective(hw::find_system("h100-1024"), nccl(), q);
+  CHECK(r.busbw / 8 / 1e9 == Approx(47).epsilon(0.10));
+}
+
+TEST_CASE("h200x2: NCCL's own choice of algorithm matches at 1 MiB and above", "[validation]") {
+  // NCCL picked ring for every size on this machine (its GRAPH/TUNING log); so does its model.
+  const hw::SystemSpec sys = hw::find_system("dgx-h200");
+  const models::NcclTuner t(sys, nccl(), 2);
+  for (double b = 1 << 20; b <= 8589934592.0; b *= 4) {
+    models::CollectiveRequest q;
+    q.op = CollOp::kAllGather;
+    q.bytes = b;
+    q.gpus = 2;
+    q.nvls_enabled = false;
+    CHECK(models::choose_collective(t, q).algo == hw::NcclAlgo::kRing);
+  }
+}
+
+TEST_CASE("h200x2: regression guard on the 8 GiB rows (not the target)", "[validation]") {
+  // Guard, not a target: the median |error| over the 33 series at 8 GiB stays within 10%, every
+  // one within 35% (all-gather and reduce-scatter run 16-23% slower than modelled, as in NCCL's
+  // own estimate, and LL's SM-side cap is NCCL's single figure for every op).
+  std::vector<double> errs;
+  for (const Row& r : h200x2_rows())
+    if (r.bytes == 8589934592.0) {
+      INFO(r.series << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.35);
+      errs.push_back(r.err());
+    }
+  CHECK(errs.size() == 33);
+  CHECK(median_abs(errs) <= 0.10);
+}
+
+TEST_CASE("h200x2: busbw within 10% at every size of 1 MiB and more (target, not met)",
+          "[validation][!shouldfail]") {
+  // The issue's target. Not met: from 1 to 512 MiB NCCL on this machine runs 10-40% slower than
+  // both Ridge and NCCL's own model (nccl_estimate_us in the records), a size-dependent ramp
+  // neither models; docs/collectives.md has the table.
+  for (const Row& r : h200x2_rows())
+    if (r.bytes >= 1048576) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.10);
+    }
+}
+
+TEST_CASE("h200x2: small-message latency within 20% (target, not met)",
+          "[validation][!shouldfail]") {
+  // Up to 64 KiB. About two thirds of the cases are within 20%; ring LL128 is 70-85% over
+  // (NCCL's 14 us LL128 base latency does not show on this machine), tree Simple and LL128 20-30%.
+  for (const Row& r : h200x2_rows())
+    if (r.bytes <= 65536) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.20);
+    }
+}
+
+TEST_CASE("h200x2: small-message latency guard", "[validation]") {
+  // Guard on the same rows: at least 60% within 20% and the median |error| within 20%.
+  std::vector<double> errs;
+  int within = 0;
+  for (const Row& r : h200x2_rows())
+    if (r.bytes <= 65536) {
+      errs.push_back(r.err());
+      within += std::fabs(r.err()) <= 0.20;
+    }
+  REQUIRE(errs.size() == 231);
+  CHECK(within >= 0.6 * errs.size());
+  CHECK(median_abs(errs) <= 0.20);
+}

@@ -1,0 +1,153 @@
+// Systems: every shipped file loads with sources, derived figures by hand, and bad files fail
+// with file:line:col messages (and `ridge system show` exits 2 on them).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "hw/system_loader.hpp"
+#include "hw/units.hpp"
+
+using namespace ridge::hw;
+
+namespace {
+
+const std::string kDir = std::string(RIDGE_TEST_DATA_DIR) + "/systems/";
+
+std::vector<std::string> load_errors(const std::string& name) {
+  try {
+    load_system_spec(kDir + name);
+  } catch (const ConfigException& e) {
+    std::vector<std::string> out;
+    for (const auto& err : e.errors()) out.push_back(err.str());
+    return out;
+  }
+  return {};
+}
+
+bool any_contains(const std::vector<std::string>& v, const std::string& part) {
+  for (const auto& s : v)
+    if (s.find(part) != std::string::npos) return true;
+  return false;
+}
+
+int run_status(const std::string& args, std::string* out = nullptr) {
+  const std::string cmd = std::string(RIDGE_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  std::array<char, 4096> buf{};
+  std::string text;
+  while (fgets(buf.data(), buf.size(), p)) text += buf.data();
+  const int st = pclose(p);
+  if (out) *out = text;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("units: network line rates in bits", "[unit]") {
+  // 400 Gb/s = 400e9 bits/s = 50e9 B/s; "GB/s" stays bytes.
+  CHECK(parse_quantity("400 Gb/s", Dimension::kBandwidth).value == 50e9);
+  CHECK(parse_quantity("200 Gbit/s", Dimension::kBandwidth).value == 25e9);
+  CHECK(parse_quantity("400 GB/s", Dimension::kBandwidth).value == 400e9);
+  CHECK(!parse_quantity("400 Gb", Dimension::kBandwidth).error.empty());
+}
+
+TEST_CASE("every shipped system loads, with a source for every figure", "[unit]") {
+  const auto files = list_system_config_files();
+  REQUIRE(files.size() >= 7);
+  for (const auto& f : files) {
+    INFO(f);
+    const SystemSpec s = load_system_spec(f);
+    CHECK(!s.name.empty());
+    CHECK(s.total_gpus() >= 8);
+    CHECK(!s.sources.empty());
+    for (const auto& [path, src] : s.sources) CHECK(!src.empty());
+  }
+}
+
+TEST_CASE("derived figures of DGX H100 and the 1024-GPU cluster", "[analytic]") {
+  const SystemSpec one = find_system("dgx-h100");
+  const SystemFigures f1 = derive_figures(one);
+  // 8 GPUs x 450 GB/s NVLink per direction; bisection of a non-blocking switch: 4 x 450 GB/s.
+  CHECK(f1.total_gpus == 8);
+  CHECK(f1.nvlink_per_gpu == 450e9);
+  CHECK(f1.bisection == Approx(1.8e12));
+  // 8 NICs of 400 Gb/s = 50 GB/s each, one per GPU.
+  CHECK(f1.scale_out_per_gpu == Approx(50e9));
+  CHECK(f1.scale_out_per_node == Approx(400e9));
+
+  const SystemSpec big = find_system("h100-1024");
+  const SystemFigures f = derive_figures(big);
+  CHECK(f.total_gpus == 1024);
+  // 64-port leaves, non-blocking: 32 down (nodes), 32 up; 128 nodes -> 4 leaves per rail;
+  // 8 rails x 4 leaves x 32 uplinks = 1024 spine ports -> 16 spines of 64 ports.
+  CHECK(f.nodes_per_leaf == 32);
+  CHECK(f.leaves_per_rail == 4);
+  CHECK(f.spines == 16);
+  // Bisection: 64 nodes x 400 GB/s of NICs send across the cut, oversubscription 1.
+  CHECK(f.bisection == Approx(64 * 400e9));
+}
+
+TEST_CASE("GPU counts a system can hold", "[unit]") {
+  const SystemSpec s = find_system("h100-1024");
+  CHECK(check_gpu_count(s, 8).empty());
+  CHECK(check_gpu_count(s, 4).empty());
+  CHECK(check_gpu_count(s, 1024).empty());
+  CHECK(check_gpu_count(s, 16).empty());
+  CHECK(!check_gpu_count(s, 12).empty());    // past one node, whole nodes only
+  CHECK(!check_gpu_count(s, 2048).empty());  // more than it has
+  CHECK(!check_gpu_count(s, 0).empty());
+}
+
+TEST_CASE("config error: a system naming an unknown GPU", "[config-errors]") {
+  const auto e = load_errors("unknown-gpu.yaml");
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].find("unknown-gpu.yaml:4:10: system.node.gpu: unknown GPU 'h300'") !=
+        std::string::npos);
+  std::string out;
+  CHECK(run_status("system show " + kDir + "unknown-gpu.yaml", &out) == 2);
+  CHECK(out.find("unknown GPU 'h300'") != std::string::npos);
+}
+
+TEST_CASE("config error: more NICs than the PCIe lanes", "[config-errors]") {
+  const auto e = load_errors("nic-lanes.yaml");
+  REQUIRE(e.size() == 1);
+  // 16 NICs x 16 lanes + 8 GPUs x 16 lanes = 384 > 256.
+  CHECK(any_contains(e,
+                     "nic-lanes.yaml:5:14: system.node.nics.count: 16 NICs x 16 lanes + 8 GPUs "
+                     "x 16 lanes = 384 PCIe lanes, but the node has 256"));
+}
+
+TEST_CASE("config error: oversubscription below 1 and a misspelt network kind", "[config-errors]") {
+  const auto e = load_errors("oversubscribed.yaml");
+  REQUIRE(e.size() >= 2);  // every problem at once
+  CHECK(any_contains(e,
+                     "oversubscribed.yaml:4:23: system.network.oversubscription: value out of "
+                     "range"));
+  CHECK(any_contains(e,
+                     "oversubscribed.yaml:5:11: system.network.kind: unknown value "
+                     "'rail_fat_tre' (did you mean 'rail_fat_tree'?)"));
+}
+
+TEST_CASE("config error: figures without a source", "[config-errors]") {
+  const auto e = load_errors("no-source.yaml");
+  CHECK(any_contains(e, "system.node.nvlink.bandwidth: no source for this figure"));
+  CHECK(any_contains(e, "system.node.gpus: no source for this figure"));
+}
+
+TEST_CASE("ridge collective: bad arguments exit 2, naming what was wrong", "[config-errors]") {
+  std::string out;
+  CHECK(run_status("collective all_reduce bytes=1GiB --system dgx-h200 --gpus 12", &out) == 2);
+  CHECK(out.find("--gpus 12") != std::string::npos);
+  CHECK(run_status("collective all_reduce bytes=1GiB --system dgx-h300", &out) == 2);
+  CHECK(out.find("did you mean 'dgx-h100'") != std::string::npos);
+  CHECK(run_status("collective all_reduce bytes=1XB --system dgx-h200", &out) == 2);
+  CHECK(run_status("collective all_gather bytes=1GiB --system dgx-h200 --algo tree", &out) == 2);
+  CHECK(out.find("tree runs all-reduce only") != std::string::npos);
+  CHECK(run_status("collective all_reduce bytes=1GiB --system dgx-a100 --algo nvls", &out) == 2);
+  CHECK(out.find("no NVLink multicast") != std::string::npos);
+  CHECK(run_status("collective all_reduce --sweep 8GiB:8B --system dgx-h200", &out) == 2);
+}
