@@ -246,8 +246,18 @@ void register_compare(CLI::App& app, Action& action) {
     std::string csv;
     int worst = 10;
     std::vector<std::string> exclude;
+    CollectiveCompareArgs coll;
   };
   auto a = std::make_shared<Args>();
+  cmd->add_option("--system", a->coll.system,
+                  "collectives: simulate on this system (validate/ collective records, or "
+                  "nccl-tests' text output with --op)");
+  cmd->add_option("--op", a->coll.op, "collectives: the op of an nccl-tests output");
+  cmd->add_option("--gpus", a->coll.gpus, "collectives: ranks, where the file does not say");
+  cmd->add_flag("--no-nvls", a->coll.no_nvls, "collectives: NVLS off (NCCL_NVLS_ENABLE=0)");
+  cmd->add_option("--host-issue-us", a->coll.host_issue_us,
+                  "collectives: host time per rank per call when one thread issued every rank");
+  cmd->add_flag("--rows", a->coll.all_rows, "collectives: list every measurement");
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -266,6 +276,13 @@ void register_compare(CLI::App& app, Action& action) {
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, a, held, md, as_json] {
     action = [=] {
+      if (!a->coll.system.empty()) {
+        CollectiveCompareArgs c = a->coll;
+        c.files = a->files;
+        c.markdown = md->count() > 0;
+        c.json = as_json->count() > 0;
+        return compare_collectives_command(c);
+      }
       std::vector<std::pair<std::string, std::string>> files;
       const auto records = read_all(a->files, a->exclude, files);
       const hw::GpuSpec gpu = hw::find_gpu(a->gpu);

@@ -123,6 +123,35 @@ std::string system_text(const hw::SystemSpec& s) {
 
 }  // namespace
 
+void describe_system_keys(std::string& text, nlohmann::json& json) {
+  Table t({"key (under system:)", "type", "default", "range", "meaning"});
+  for (const auto& k : hw::system_keys()) {
+    const std::string type = k.type;
+    std::string range;
+    if (type == "integer" || type == "number")
+      range = fmt::format("{:g} .. {:g}", k.lo, k.hi);
+    else if (type == "bandwidth")
+      range = fmt::format("{} .. {}", fmt_bw(k.lo), fmt_bw(k.hi));
+    else if (type == "time")
+      range = fmt::format("{} .. {}", fmt_time(k.lo), fmt_time(k.hi));
+    else if (type == "fraction")
+      range = fmt::format("{:g} .. {:g}", k.lo, k.hi);
+    const std::string fallback = std::string_view(k.fallback).empty() ? "(required)" : k.fallback;
+    t.row({k.path, type, fallback, range, k.meaning});
+    json.push_back({{"key", std::string("system.") + k.path},
+                    {"type", type},
+                    {"default", std::string(k.fallback)},
+                    {"min", k.lo},
+                    {"max", k.hi},
+                    {"meaning", k.meaning}});
+  }
+  text =
+      "A system file (configs/systems/*.yaml). Every figure needs a source: its own\n"
+      "{value, source} or a `source:` in its map. Bandwidths per direction; units as\n"
+      "'450 GB/s', '400 Gb/s' (bits), '0.7 us'. `base: other.yaml` overlays a file.\n" +
+      t.str();
+}
+
 void register_system(CLI::App& app, Action& action) {
   auto* sys = app.add_subcommand("system", "multi-GPU systems: nodes, NVLink, NICs, network");
   sys->require_subcommand(1);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ridge::cli {
 
@@ -29,6 +30,19 @@ int run_study_path(const std::string& path);
 
 /// `ridge` with no arguments: the default study of the README.
 int run_default_study();
+
+/// Every key a system file may hold (hw::system_keys()), as text and JSON.
+void describe_system_keys(std::string& text, nlohmann::json& json);
+
+/// `ridge compare FILE... --system S`: measured collectives against simulated ones.
+struct CollectiveCompareArgs {
+  std::vector<std::string> files;
+  std::string system, op;
+  int gpus = 0;
+  bool no_nvls = false, markdown = false, json = false, all_rows = false;
+  double host_issue_us = 0;
+};
+int compare_collectives_command(const CollectiveCompareArgs& args);
 
 /// The --json flag every command has.
 inline CLI::Option* add_json_flag(CLI::App* cmd) {

@@ -11,11 +11,13 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "hw/nccl_tuning.hpp"
 #include "hw/system_loader.hpp"
 #include "models/collective.hpp"
+#include "models/collective_compare.hpp"
 
 using namespace ridge;
 using models::CollOp;
@@ -50,38 +52,24 @@ double one_rank_floor_us() {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+std::string read(const std::string& rel) {
+  std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/" + rel);
+  REQUIRE(in.good());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 const std::vector<Row>& h200x2_rows() {
   static const std::vector<Row> rows = [] {
-    const hw::SystemSpec sys = hw::find_system("dgx-h200");
-    const double host_us = one_rank_floor_us();
-    const auto d = load("validate/data/h200x2/collectives.json");
+    const std::string file = "validate/data/h200x2/collectives.json";
+    const auto measured = models::read_collective_records(file, read(file));
+    // The lent machine runs with NCCL_NVLS_ENABLE=0; one thread issues both ranks' calls.
+    const auto cmp = models::compare_collectives(hw::find_system("dgx-h200"), nccl(), measured,
+                                                 false, one_rank_floor_us());
     std::vector<Row> out;
-    for (const auto& r : d["records"]) {
-      models::CollectiveRequest q;
-      REQUIRE(models::parse_coll_op(r["op"].get<std::string>(), q.op));
-      const auto& p = r["params"];
-      q.gpus = p["nranks"].get<int>();
-      q.bytes = r["bytes"].get<double>();
-      q.nvls_enabled = false;  // the lent machine runs with NCCL_NVLS_ENABLE=0
-      q.host_issue_s = q.gpus * host_us * 1e-6;
-      const std::string algo = p["algo"], proto = p["proto"];
-      if (algo != "default") {
-        hw::NcclAlgo a;
-        REQUIRE(models::parse_nccl_algo(algo, a));
-        q.algo = a;
-      }
-      if (proto != "default") {
-        hw::NcclProto pr;
-        REQUIRE(models::parse_nccl_proto(proto, pr));
-        q.proto = pr;
-      }
-      Row row;
-      row.series = r["op"].get<std::string>() + "/" + algo + "/" + proto;
-      row.bytes = q.bytes;
-      row.measured_us = r["timing"]["median_us"].get<double>();
-      row.predicted_us = models::simulate_collective(sys, nccl(), q).time_s * 1e6;
-      out.push_back(row);
-    }
+    for (const auto& c : cmp)
+      out.push_back({c.m.series, c.m.request.bytes, c.m.measured_us, c.predicted_us});
     return out;
   }();
   return rows;

@@ -151,3 +151,29 @@ TEST_CASE("ridge collective: bad arguments exit 2, naming what was wrong", "[con
   CHECK(out.find("no NVLink multicast") != std::string::npos);
   CHECK(run_status("collective all_reduce --sweep 8GiB:8B --system dgx-h200", &out) == 2);
 }
+
+TEST_CASE("ridge compare reads nccl-tests' text output", "[unit]") {
+  std::string out;
+  // Two "#  Rank" lines: two ranks; three rows of all_reduce, compared on DGX H200.
+  CHECK(run_status("compare " + kDir +
+                       "nccl-tests-all_reduce.txt --system dgx-h200 --op "
+                       "all_reduce --json",
+                   &out) == 0);
+  CHECK(out.find("\"series\": \"all_reduce/nccl-tests\"") != std::string::npos);
+  CHECK(out.find("\"measured_us\": 38.0") != std::string::npos);
+}
+
+TEST_CASE("config error: a malformed nccl-tests output, every bad line at once",
+          "[config-errors]") {
+  std::string out;
+  CHECK(run_status("compare " + kDir + "nccl-tests-bad.txt --system dgx-h200 --op all_reduce",
+                   &out) == 2);
+  CHECK(out.find("nccl-tests-bad.txt:4:1: size: size '2097152x' is not a byte count") !=
+        std::string::npos);
+  CHECK(out.find("nccl-tests-bad.txt:5:1: row: expected nccl-tests' columns") != std::string::npos);
+  CHECK(out.find("nccl-tests-bad.txt:6:1: time: time '-3.0' is not a positive number of us") !=
+        std::string::npos);
+  // Without --op the collective is unknown.
+  CHECK(run_status("compare " + kDir + "nccl-tests-all_reduce.txt --system dgx-h200", &out) == 2);
+  CHECK(out.find("give --op") != std::string::npos);
+}
