@@ -1,0 +1,193 @@
+#include "workloads/serving_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/op.hpp"
+
+namespace ridge::workloads {
+
+namespace {
+
+models::OpSpec gemm(long long m, long long n, long long k) {
+  return models::OpSpec::from_json("gemm", {{"m", m}, {"n", n}, {"k", k}, {"dtype", "bf16"}});
+}
+
+long long grid_for(double bytes) {
+  return std::clamp<long long>(static_cast<long long>(bytes / 4096.0) + 1, 1, 1LL << 31);
+}
+
+// A one-pass kernel moving the given bytes (vLLM's fused custom ops: rotary_embedding,
+// reshape_and_cache_flash, silu_and_mul, sampling).
+models::OpSpec pass(double read, double written, double flops) {
+  return models::OpSpec::from_json("custom", {{"grid", grid_for(read + written)},
+                                              {"block", 256},
+                                              {"bytes_read", read},
+                                              {"bytes_written", written},
+                                              {"flops_fp32", flops}});
+}
+
+models::OpSpec norm(long long rows, long long cols) {
+  return models::OpSpec::from_json("layernorm",
+                                   {{"rows", rows}, {"cols", cols}, {"dtype", "bf16"}});
+}
+
+constexpr int kPerLayerKernels = 10;  // see the header: norm, qkv, rope, cache, attn, o, ...
+constexpr int kOuterKernels = 4;      // embedding, final norm, LM head, sampling
+
+enum Component : std::uint64_t { kDense = 1, kHead = 2, kPrefillAttn = 3, kDecodeAttn = 4 };
+
+std::uint64_t key(Component c, long long a, long long b) {
+  return (std::uint64_t(c) << 60) | (std::uint64_t(a) << 30) | std::uint64_t(b);
+}
+
+}  // namespace
+
+std::vector<long long> vllm_capture_sizes(long long max_num_seqs) {
+  // vllm/config/compilation.py set_cudagraph_sizes (docstring): max_graph_size =
+  // min(max_num_seqs * 2, 512); [1, 2, 4] + range(8, 256, 8) + range(256, max_graph_size + 1, 16).
+  const long long max_size = std::min<long long>(max_num_seqs * 2, 512);
+  std::vector<long long> s;
+  for (long long v : {1, 2, 4})
+    if (v <= max_size) s.push_back(v);
+  for (long long v = 8; v < 256 && v <= max_size; v += 8) s.push_back(v);
+  for (long long v = 256; v <= max_size; v += 16) s.push_back(v);
+  return s;
+}
+
+long long bucket_count(long long n) {
+  if (n <= 64) return n;
+  const double k = std::ceil(64.0 * std::log2(static_cast<double>(n)) - 1e-9);
+  return std::max(n, static_cast<long long>(std::ceil(std::exp2(k / 64.0) - 1e-9)));
+}
+
+IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::GpuSpec& gpu,
+                                       EngineCost e, TimingMode mode)
+    : m_(m), gpu_(gpu), e_(std::move(e)), timer_(gpu, mode) {
+  const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
+  kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;
+  host_launch_s_ = gpu_.param("host_launch_cuda");
+  graph_host_s_ = gpu_.param("graph_launch_per_kernel");
+  gap_s_ = gpu_.param("kernel_gap");
+  graph_gap_s_ = gpu_.param("graph_kernel_gap");
+  std::sort(e_.capture_sizes.begin(), e_.capture_sizes.end());
+}
+
+double IterationCostModel::memo(std::uint64_t k,
+                                double (IterationCostModel::*f)(long long, long long), long long a,
+                                long long b) {
+  auto it = memo_.find(k);
+  if (it != memo_.end()) return it->second;
+  const double t = (this->*f)(a, b);
+  memo_.emplace(k, t);
+  return t;
+}
+
+double IterationCostModel::dense_s(long long T) {
+  const long long d = m_.d_model;
+  const long long q = static_cast<long long>(m_.heads) * m_.head_dim;
+  const long long kv = static_cast<long long>(m_.kv_heads) * m_.head_dim;
+  const double Td = double(T);
+  double t = 0;
+  t += 2 * timer_.time(norm(T, d));  // fused add + norm, twice per layer
+  t += timer_.time(gemm(T, q + 2 * kv, d));
+  if (m_.position == "rope") t += timer_.time(pass(2.0 * Td * (q + kv), 2.0 * Td * (q + kv), 0));
+  t += timer_.time(pass(4.0 * Td * kv, 4.0 * Td * kv, 0));  // K and V rows into the paged cache
+  t += timer_.time(gemm(T, d, q));
+  const long long up = m_.gated_mlp ? 2 * m_.ffn : m_.ffn;
+  t += timer_.time(gemm(T, up, d));
+  t += timer_.time(pass(2.0 * Td * up, 2.0 * Td * m_.ffn, 4.0 * Td * m_.ffn));  // activation
+  t += timer_.time(gemm(T, d, m_.ffn));
+  t *= m_.layers;
+  // Token embedding gather: reads and writes T rows.
+  t += timer_.time(pass(2.0 * Td * d + 8.0 * Td, 2.0 * Td * d, 0));
+  return t;
+}
+
+double IterationCostModel::head_s(long long rows) {
+  const double R = double(rows);
+  double t = timer_.time(norm(rows, m_.d_model));
+  t += timer_.time(gemm(rows, m_.vocab, m_.d_model));
+  // Sampling: reads the logits once (greedy / top-k reduce), writes one token per row.
+  t += timer_.time(pass(2.0 * R * m_.vocab, 8.0 * R, R * m_.vocab));
+  return t;
+}
+
+double IterationCostModel::prefill_attn_s(long long qlen, long long ctx) {
+  const auto op = models::OpSpec::from_json("attention", {{"batch", 1},
+                                                          {"heads", m_.heads},
+                                                          {"kv_heads", m_.kv_heads},
+                                                          {"seq_q", qlen},
+                                                          {"seq_kv", ctx + qlen},
+                                                          {"head_dim", m_.head_dim},
+                                                          {"causal", true}});
+  return m_.layers * timer_.time(op);
+}
+
+double IterationCostModel::decode_attn_s(long long n, long long mean_ctx) {
+  const auto op = models::OpSpec::from_json("attention", {{"batch", n},
+                                                          {"heads", m_.heads},
+                                                          {"kv_heads", m_.kv_heads},
+                                                          {"seq_q", 1},
+                                                          {"seq_kv", mean_ctx + 1},
+                                                          {"head_dim", m_.head_dim},
+                                                          {"causal", false}});
+  return m_.layers * timer_.time(op);
+}
+
+IterationParts IterationCostModel::time(const BatchShape& b) {
+  return compute(b, e_.bucketing);
+}
+IterationParts IterationCostModel::exact(const BatchShape& b) {
+  return compute(b, false);
+}
+
+IterationParts IterationCostModel::compute(const BatchShape& b, bool bucketed) {
+  const auto bk = [bucketed](long long n) { return bucketed ? bucket_count(n) : n; };
+  IterationParts p;
+  long long tokens = 0, rows = 0;
+  for (const auto& c : b.prefills) {
+    tokens += c.tokens;
+    if (c.samples) ++rows;
+  }
+  long long decodes = b.decodes;
+  p.graph = e_.cuda_graph && b.prefills.empty() && decodes > 0 && !e_.capture_sizes.empty() &&
+            decodes <= e_.capture_sizes.back();
+  if (p.graph)
+    decodes = *std::lower_bound(e_.capture_sizes.begin(), e_.capture_sizes.end(), decodes);
+  p.padded_decodes = decodes;
+  tokens += decodes;
+  rows += decodes;
+  if (tokens == 0) return p;
+  double gpu = 0;
+  const long long T = bk(tokens);
+  gpu += memo(key(kDense, T, 0), &IterationCostModel::dense2, T, 0);
+  if (rows > 0) {
+    const long long R = bk(rows);
+    gpu += memo(key(kHead, R, 0), &IterationCostModel::head2, R, 0);
+  }
+  for (const auto& c : b.prefills) {
+    const long long q = bk(c.tokens), ctx = c.context == 0 ? 0 : bk(c.context);
+    gpu += memo(key(kPrefillAttn, q, ctx), &IterationCostModel::prefill_attn_s, q, ctx);
+  }
+  if (b.decodes > 0) {
+    // Padding rows of a graph carry no context: the real decodes' KV bytes are what is read.
+    const long long n = bk(b.decodes);
+    const long long mean = (b.decode_context_sum + b.decodes / 2) / b.decodes;
+    const long long ctx = bk(std::max<long long>(mean, 1));
+    gpu += memo(key(kDecodeAttn, n, ctx), &IterationCostModel::decode_attn_s, n, ctx);
+  }
+  const long long k = kernels_ + m_.layers * (static_cast<long long>(b.prefills.size()) +
+                                              (b.decodes > 0 ? 1 : 0) - 1);
+  // (k: the fixed kernels, with one attention kernel per layer per prefill chunk and one per
+  // layer for all decodes, in place of the one attention the fixed count holds.)
+  gpu += static_cast<double>(k) * (p.graph ? graph_gap_s_ : gap_s_);
+  p.gpu_s = gpu;
+  p.host_s = p.graph ? host_launch_s_ + static_cast<double>(k) * graph_host_s_
+                     : static_cast<double>(k) * host_launch_s_;
+  p.cpu_s = e_.cpu_overhead_s;
+  p.total_s = p.cpu_s + std::max(p.host_s, p.gpu_s);
+  return p;
+}
+
+}  // namespace ridge::workloads
