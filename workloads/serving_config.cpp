@@ -120,7 +120,7 @@ bool parse_int(const std::string& s, long long& out) {
 void check_row(TraceErrors& E, int line, int col_a, int col_p, int col_o, Request& r,
                double prev_arrival, long long max_context) {
   if (r.arrival_s < 0) E.add(line, col_a, "arrival_s: expected a time >= 0 s");
-  if (r.arrival_s < prev_arrival)
+  if (r.arrival_s >= 0 && r.arrival_s < prev_arrival)
     E.add(line, col_a,
           fmt::format("arrival_s: {} is before the previous row's {}: arrivals must be sorted",
                       r.arrival_s, prev_arrival));
@@ -202,7 +202,13 @@ std::vector<Request> load_csv(std::istream& in, TraceErrors& E, long long max_co
       ok = false;
     }
     r.priority = static_cast<int>(pr);
-    if (!ok) continue;
+    if (!ok) {
+      // Still hold later rows to this row's arrival (when it parsed), so unsorted rows after a
+      // bad one are found too.
+      double a = 0;
+      if (parse_double(f[ia], a)) prev = std::max(prev, a);
+      continue;
+    }
     check_row(E, ln, cols[ia], cols[ip], cols[io], r, prev, max_context);
     prev = std::max(prev, r.arrival_s);
     out.push_back(r);
@@ -441,7 +447,7 @@ ServeStudy load_serve_study(const std::string& path) {
           A.trace_path.empty() && proc ? std::nullopt : std::optional<long long>(0), 0, 1 << 24);
       a->finish();
     }
-    if (auto c = m->map("scheduler")) {
+    if (auto c = m->map("scheduler", false)) {
       auto& S = s.scheduler;
       S.policy = choose<SchedulerPolicy>(*c, "policy", "chunked",
                                          {{"static", SchedulerPolicy::kStatic},

@@ -160,19 +160,18 @@ IterationParts IterationCostModel::compute(const BatchShape& b, bool bucketed) {
   rows += decodes;
   if (tokens == 0) return p;
   double gpu = 0;
-  const long long T = bk(tokens);
-  gpu += memo(key(kDense, T, 0), &IterationCostModel::dense2, T, 0);
-  if (rows > 0) {
-    const long long R = bk(rows);
-    gpu += memo(key(kHead, R, 0), &IterationCostModel::head2, R, 0);
-  }
+  // Dense layers and the LM head are timed at their exact row counts (bounded by the token budget
+  // and the sequence limit, so the memo stays small): their GEMMs' wave quantization makes their
+  // times step-like, and rounding a row count across a step changes them by up to 20%.
+  gpu += memo(key(kDense, tokens, 0), &IterationCostModel::dense2, tokens, 0);
+  if (rows > 0) gpu += memo(key(kHead, rows, 0), &IterationCostModel::head2, rows, 0);
   for (const auto& c : b.prefills) {
     const long long q = bk(c.tokens), ctx = c.context == 0 ? 0 : bk(c.context);
     gpu += memo(key(kPrefillAttn, q, ctx), &IterationCostModel::prefill_attn_s, q, ctx);
   }
   if (b.decodes > 0) {
     // Padding rows of a graph carry no context: the real decodes' KV bytes are what is read.
-    const long long n = bk(b.decodes);
+    const long long n = b.decodes;
     const long long mean = (b.decode_context_sum + b.decodes / 2) / b.decodes;
     const long long ctx = bk(std::max<long long>(mean, 1));
     gpu += memo(key(kDecodeAttn, n, ctx), &IterationCostModel::decode_attn_s, n, ctx);
