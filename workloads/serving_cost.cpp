@@ -63,7 +63,7 @@ long long bucket_count(long long n) {
 
 IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::GpuSpec& gpu,
                                        EngineCost e, TimingMode mode)
-    : m_(m), gpu_(gpu), e_(std::move(e)), timer_(gpu, mode) {
+    : m_(m), gpu_(gpu), e_(std::move(e)), mode_(mode) {
   const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
   kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;
   host_launch_s_ = gpu_.param("host_launch_cuda");
@@ -83,33 +83,38 @@ double IterationCostModel::memo(std::uint64_t k,
   return t;
 }
 
+double IterationCostModel::optime(const models::OpSpec& op) {
+  // Unmemoized: every shape this model times is memoized once, by number, in memo_.
+  return op_time(gpu_, op, mode_);
+}
+
 double IterationCostModel::dense_s(long long T) {
   const long long d = m_.d_model;
   const long long q = static_cast<long long>(m_.heads) * m_.head_dim;
   const long long kv = static_cast<long long>(m_.kv_heads) * m_.head_dim;
   const double Td = double(T);
   double t = 0;
-  t += 2 * timer_.time(norm(T, d));  // fused add + norm, twice per layer
-  t += timer_.time(gemm(T, q + 2 * kv, d));
-  if (m_.position == "rope") t += timer_.time(pass(2.0 * Td * (q + kv), 2.0 * Td * (q + kv), 0));
-  t += timer_.time(pass(4.0 * Td * kv, 4.0 * Td * kv, 0));  // K and V rows into the paged cache
-  t += timer_.time(gemm(T, d, q));
+  t += 2 * optime(norm(T, d));  // fused add + norm, twice per layer
+  t += optime(gemm(T, q + 2 * kv, d));
+  if (m_.position == "rope") t += optime(pass(2.0 * Td * (q + kv), 2.0 * Td * (q + kv), 0));
+  t += optime(pass(4.0 * Td * kv, 4.0 * Td * kv, 0));  // K and V rows into the paged cache
+  t += optime(gemm(T, d, q));
   const long long up = m_.gated_mlp ? 2 * m_.ffn : m_.ffn;
-  t += timer_.time(gemm(T, up, d));
-  t += timer_.time(pass(2.0 * Td * up, 2.0 * Td * m_.ffn, 4.0 * Td * m_.ffn));  // activation
-  t += timer_.time(gemm(T, d, m_.ffn));
+  t += optime(gemm(T, up, d));
+  t += optime(pass(2.0 * Td * up, 2.0 * Td * m_.ffn, 4.0 * Td * m_.ffn));  // activation
+  t += optime(gemm(T, d, m_.ffn));
   t *= m_.layers;
   // Token embedding gather: reads and writes T rows.
-  t += timer_.time(pass(2.0 * Td * d + 8.0 * Td, 2.0 * Td * d, 0));
+  t += optime(pass(2.0 * Td * d + 8.0 * Td, 2.0 * Td * d, 0));
   return t;
 }
 
 double IterationCostModel::head_s(long long rows) {
   const double R = double(rows);
-  double t = timer_.time(norm(rows, m_.d_model));
-  t += timer_.time(gemm(rows, m_.vocab, m_.d_model));
+  double t = optime(norm(rows, m_.d_model));
+  t += optime(gemm(rows, m_.vocab, m_.d_model));
   // Sampling: reads the logits once (greedy / top-k reduce), writes one token per row.
-  t += timer_.time(pass(2.0 * R * m_.vocab, 8.0 * R, R * m_.vocab));
+  t += optime(pass(2.0 * R * m_.vocab, 8.0 * R, R * m_.vocab));
   return t;
 }
 
@@ -121,7 +126,7 @@ double IterationCostModel::prefill_attn_s(long long qlen, long long ctx) {
                                                           {"seq_kv", ctx + qlen},
                                                           {"head_dim", m_.head_dim},
                                                           {"causal", true}});
-  return m_.layers * timer_.time(op);
+  return m_.layers * optime(op);
 }
 
 double IterationCostModel::decode_attn_s(long long n, long long mean_ctx) {
@@ -132,7 +137,7 @@ double IterationCostModel::decode_attn_s(long long n, long long mean_ctx) {
                                                           {"seq_kv", mean_ctx + 1},
                                                           {"head_dim", m_.head_dim},
                                                           {"causal", false}});
-  return m_.layers * timer_.time(op);
+  return m_.layers * optime(op);
 }
 
 IterationParts IterationCostModel::time(const BatchShape& b) {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "hw/gpu_spec.hpp"
+#include "models/op.hpp"
 #include "workloads/model_config.hpp"
 #include "workloads/op_timer.hpp"
 
@@ -83,17 +84,20 @@ class IterationCostModel {
   const EngineCost& engine() const { return e_; }
   /// Kernels per iteration (the same for every shape of this model).
   long long kernels_per_iteration() const { return kernels_; }
+  /// Shapes timed so far (the memo's size: bounded by the bucket grid, not by the requests).
+  std::size_t shapes_timed() const { return memo_.size(); }
 
  private:
   TransformerConfig m_;
   const hw::GpuSpec& gpu_;
   EngineCost e_;
-  OpTimer timer_;
+  TimingMode mode_;
   long long kernels_ = 0;
   double host_launch_s_ = 0, graph_host_s_ = 0, gap_s_ = 0, graph_gap_s_ = 0;
   std::unordered_map<std::uint64_t, double> memo_;
 
   IterationParts compute(const BatchShape& b, bool bucketed);
+  double optime(const models::OpSpec& op);
   double dense_s(long long tokens);                   // all layers' token-proportional kernels
   double head_s(long long rows);                      // final norm, LM head, sampling
   double prefill_attn_s(long long q, long long ctx);  // one chunk, all layers
