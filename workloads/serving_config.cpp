@@ -476,6 +476,8 @@ ServeStudy load_serve_study(const std::string& path) {
         for (double v : e->quantity_list("capture_sizes", hw::Dimension::kCount))
           s.engine.capture_sizes.push_back(static_cast<long long>(v));
         s.engine.bucketing = e->boolean("bucketing", true);
+        s.engine.hf_eager =
+            choose<bool>(*e, "model", "vllm", {{"vllm", false}, {"hf_eager", true}}, false);
         e->finish();
       }
     }

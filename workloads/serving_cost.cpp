@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "models/op.hpp"
+#include "workloads/executor.hpp"
+#include "workloads/transformer.hpp"
 
 namespace ridge::workloads {
 
@@ -35,7 +37,14 @@ models::OpSpec norm(long long rows, long long cols) {
 constexpr int kPerLayerKernels = 10;  // see the header: norm, qkv, rope, cache, attn, o, ...
 constexpr int kOuterKernels = 4;      // embedding, final norm, LM head, sampling
 
-enum Component : std::uint64_t { kDense = 1, kHead = 2, kPrefillAttn = 3, kDecodeAttn = 4 };
+enum Component : std::uint64_t {
+  kDense = 1,
+  kHead = 2,
+  kPrefillAttn = 3,
+  kDecodeAttn = 4,
+  kHfPrefill = 5,
+  kHfDecode = 6
+};
 
 std::uint64_t key(Component c, long long a, long long b) {
   return (std::uint64_t(c) << 60) | (std::uint64_t(a) << 30) | std::uint64_t(b);
@@ -147,7 +156,57 @@ IterationParts IterationCostModel::exact(const BatchShape& b) {
   return compute(b, false);
 }
 
+double IterationCostModel::hf_prefill_s(long long batch, long long prompt) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.prompt = prompt;
+  o.max_len = std::max<long long>(prompt, 1);
+  ExecOptions x;
+  x.mode = mode_;
+  return execute(build_prefill(m_, o), gpu_, x).step_time_s;
+}
+
+double IterationCostModel::hf_decode_s(long long batch, long long context) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.context = context;
+  o.max_len = context + 1;
+  ExecOptions x;
+  x.mode = mode_;
+  return execute(build_decode_step(m_, o), gpu_, x).step_time_s;
+}
+
+IterationParts IterationCostModel::compute_hf(const BatchShape& b, bool bucketed) {
+  const auto bk = [bucketed](long long n) { return bucketed ? bucket_count(n) : n; };
+  IterationParts p;
+  double t = 0;
+  bool uniform = !b.prefills.empty();
+  for (const auto& c : b.prefills)
+    uniform = uniform && c.context == 0 && c.tokens == b.prefills.front().tokens;
+  if (uniform) {
+    const long long n = static_cast<long long>(b.prefills.size());
+    const long long q = bk(b.prefills.front().tokens);
+    t += memo(key(kHfPrefill, n, q), &IterationCostModel::hf_prefill_s, n, q);
+  } else {
+    for (const auto& c : b.prefills) {
+      // A chunk after cached context is timed as a prompt of the chunk plus its context.
+      const long long q = bk(c.tokens + c.context);
+      t += memo(key(kHfPrefill, 1, q), &IterationCostModel::hf_prefill_s, 1, q);
+    }
+  }
+  if (b.decodes > 0) {
+    const long long ctx = bk(std::max<long long>(1, b.decode_context_max));
+    t += memo(key(kHfDecode, b.decodes, ctx), &IterationCostModel::hf_decode_s, b.decodes, ctx);
+  }
+  p.gpu_s = t;  // the executor's step time: host and device together
+  p.cpu_s = e_.cpu_overhead_s;
+  p.total_s = p.cpu_s + t;
+  p.padded_decodes = b.decodes;
+  return p;
+}
+
 IterationParts IterationCostModel::compute(const BatchShape& b, bool bucketed) {
+  if (e_.hf_eager) return compute_hf(b, bucketed);
   const auto bk = [bucketed](long long n) { return bucketed ? bucket_count(n) : n; };
   IterationParts p;
   long long tokens = 0, rows = 0;

@@ -44,6 +44,11 @@ struct EngineCost {
   bool cuda_graph = true;        ///< decode-only batches replay captured graphs
   std::vector<long long> capture_sizes;  ///< ascending; empty: vLLM's default for max_num_seqs
   bool bucketing = true;                 ///< round shapes to buckets and memoize
+  /// Time iterations as a plain eager PyTorch loop (validate/e2e/serve_llama.py) instead: each
+  /// iteration is Ridge's HF-style prefill (one batched forward over equal-length prompts, else
+  /// one per prompt) and/or decode step (all decodes against the longest context) run through
+  /// the executor with its eager host model, plus cpu_overhead.
+  bool hf_eager = false;
 };
 
 /// vLLM's default CUDA graph capture sizes for `max_num_seqs`.
@@ -61,6 +66,7 @@ struct BatchShape {
   std::vector<PrefillChunk> prefills;
   long long decodes = 0;
   long long decode_context_sum = 0;  ///< tokens cached over all decodes (before this step)
+  long long decode_context_max = 0;  ///< the longest decode's cached tokens (hf_eager)
 };
 
 /// How an iteration's time splits.
@@ -104,6 +110,9 @@ class IterationCostModel {
   double decode_attn_s(long long n, long long mean_ctx);
   double memo(std::uint64_t key, double (IterationCostModel::*f)(long long, long long), long long a,
               long long b);
+  double hf_prefill_s(long long batch, long long prompt);
+  double hf_decode_s(long long batch, long long context);
+  IterationParts compute_hf(const BatchShape& b, bool bucketed);
   double dense2(long long t, long long) { return dense_s(t); }
   double head2(long long r, long long) { return head_s(r); }
 };

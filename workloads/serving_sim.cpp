@@ -303,6 +303,7 @@ class Engine {
       if (s.cached >= s.prefill_to) {
         ++b.decodes;
         b.decode_context_sum += s.cached;
+        b.decode_context_max = std::max(b.decode_context_max, s.cached);
       } else {
         b.prefills.push_back({it.tokens, s.cached, s.cached + it.tokens >= s.prefill_to});
       }
@@ -355,6 +356,7 @@ class Engine {
     } else {
       b.decodes = n;  // finished rows stay in the padded batch
       b.decode_context_sum = n * (static_prompt_ + static_step_ - 1);
+      b.decode_context_max = static_prompt_ + static_step_ - 1;
     }
     advance(cost_.time(b).total_s);
     ++static_step_;

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "hw/gpu_loader.hpp"
 #include "workloads/serving.hpp"
@@ -283,4 +285,26 @@ TEST_CASE("serving is deterministic byte for byte", "[property][serving]") {
   CHECK(serve_trace_json(a) == serve_trace_json(b));
   CHECK(serve_svg(a) == serve_svg(b));
   CHECK(a.result.requests == 200);
+}
+
+// The static run of validate/data/h200/serve (serve_llama.py on an H200): batches of 8 in id order,
+// each running until its longest output, so iterations = sum over batches of the longest output
+// (1 prefill + longest - 1 decodes). The measured loop recorded 883 iterations; Ridge's static
+// scheduler must produce exactly the same count from the recorded request list.
+TEST_CASE("static scheduler reproduces the measured H200 loop's iteration count",
+          "[validation][serving]") {
+  std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve/e2e_serve.json");
+  REQUIRE(in);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  for (const auto& rec : doc["records"]) {
+    if (rec["params"]["policy"] != "static") continue;
+    std::vector<Request> rs;
+    for (const auto& q : rec["requests"])
+      rs.push_back(req(q["id"].get<std::int64_t>(), q["arrival_s"].get<double>(),
+                       q["prompt_tokens"].get<long long>(), q["output_tokens"].get<long long>()));
+    SchedulerSpec s;
+    s.policy = SchedulerPolicy::kStatic;
+    s.max_num_seqs = rec["params"]["batch"].get<long long>();
+    CHECK(serve(rs, s).iterations == static_cast<std::int64_t>(rec["iterations"].size()));
+  }
 }
