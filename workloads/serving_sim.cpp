@@ -204,6 +204,7 @@ class Engine {
     const bool prefill_first = S_.policy == SchedulerPolicy::kPrefillFirst;
     const bool chunked = S_.policy == SchedulerPolicy::kChunked;
     std::vector<Seq> next_running;  // scheduled this iteration, in order, then the unscheduled
+    int admitted = 0;               // prompts admitted from the waiting queue this iteration
     // Admission (returns whether one was admitted); `alone`: nothing else in the iteration.
     const auto admit = [&]() {
       if (preempted) return false;
@@ -223,8 +224,11 @@ class Engine {
         if (remaining > budget) {
           if (chunked)
             chunk = budget;
-          else if (!(items.empty() && next_running.empty() && running_.empty()))
-            break;  // a whole prompt must fit the budget, unless it runs alone
+          else if (admitted > 0)
+            break;  // a whole prompt must fit what is left of the budget...
+          // ...unless it is the iteration's first prompt: vLLM without chunked prefill requires
+          // max_num_batched_tokens >= max_model_len, so one prompt always fits; here a longer
+          // prompt runs as the iteration's only prefill (beside the decodes).
         }
         const long long need = blocks_for(s.cached + std::max<long long>(chunk, 1)) - s.blocks;
         if (need > free_blocks_) break;
@@ -238,6 +242,7 @@ class Engine {
         budget -= std::max<long long>(chunk, 1);
         next_running.push_back(s);
         items.push_back({next_running.size() - 1, std::max<long long>(chunk, 1)});
+        ++admitted;
         any = true;
       }
       return any;
