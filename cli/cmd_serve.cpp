@@ -8,6 +8,59 @@
 
 namespace ridge::cli {
 
+namespace {
+struct ServeKey {
+  const char* key;
+  const char* fallback;
+  const char* meaning;
+};
+// The keys workloads/serving_config.cpp reads (keep in step with load_serve_study).
+constexpr ServeKey kServeKeys[] = {
+    {"serve.question", "\"\"", "printed above the report"},
+    {"serve.model", "(required)", "configs/models name or path (a transformer)"},
+    {"serve.gpu", "h200", "GPU name or path"},
+    {"serve.mode", "fast", "kernel model mode: fast | detailed"},
+    {"serve.arrivals.process", "poisson", "poisson | gamma | trace"},
+    {"serve.arrivals.rate_per_s", "(poisson, gamma)", "mean arrival rate, requests/s"},
+    {"serve.arrivals.cv", "1", "gamma: CV of inter-arrival times"},
+    {"serve.arrivals.seed", "1", "generator seed"},
+    {"serve.arrivals.requests", "1000 (trace: all)", "number of requests"},
+    {"serve.arrivals.trace", "", "CSV/JSONL: the requests (trace) or lengths to draw from"},
+    {"serve.arrivals.prompt_tokens", "", "fixed prompt length without a trace"},
+    {"serve.arrivals.output_tokens", "", "fixed output length without a trace"},
+    {"serve.scheduler.policy", "chunked", "static | prefill_first | continuous | chunked"},
+    {"serve.scheduler.max_num_seqs", "256", "sequences per iteration"},
+    {"serve.scheduler.max_batched_tokens", "8192", "tokens per iteration"},
+    {"serve.scheduler.order", "fcfs", "fcfs | priority (trace column, lower first)"},
+    {"serve.scheduler.preemption", "recompute", "recompute | swap (over PCIe)"},
+    {"serve.scheduler.block_size", "16", "tokens per KV block"},
+    {"serve.scheduler.gpu_memory_utilization", "0.9", "fraction of HBM the engine may use"},
+    {"serve.scheduler.num_blocks", "0", "fixed KV blocks (0: from memory)"},
+    {"serve.engine.cpu_overhead", "2 ms", "engine CPU time per iteration (assumed)"},
+    {"serve.engine.cuda_graph", "true", "decode-only batches replay captured graphs"},
+    {"serve.engine.capture_sizes", "vLLM's", "captured decode batch sizes"},
+    {"serve.engine.bucketing", "true", "memoize attention shapes by 1/64-octave buckets"},
+    {"serve.engine.model", "vllm", "vllm | hf_eager (eager HF graphs via the executor)"},
+    {"serve.slo.ttft", "none", "time to first token bound"},
+    {"serve.slo.tpot", "none", "time per output token bound"},
+    {"serve.slo.e2e", "none", "end-to-end latency bound"},
+    {"serve.slo.percentile", "90", "capacity: percentile that must meet the bounds"},
+    {"serve.capacity.requests", "2000", "Poisson requests per trial rate"},
+    {"serve.capacity.target_rate_per_s", "0", "load to size replicas (GPUs) for"},
+    {"serve.capacity.max_rate_per_s", "1000", "upper end of the search"},
+};
+}  // namespace
+
+/// `ridge describe serve`: the keys of a serving study.
+void describe_serve(std::string& text, nlohmann::json& j) {
+  Table t({"key", "default", "meaning"});
+  for (const auto& k : kServeKeys) {
+    t.row({k.key, k.fallback, k.meaning});
+    j.push_back({{"key", k.key}, {"default", k.fallback}, {"meaning", k.meaning}});
+  }
+  text = "kind: serve studies (docs/serving.md)\n" + t.str();
+}
+
 void register_serve(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "serve", "serve requests on one GPU (kind: serve study): latency percentiles, capacity");
