@@ -36,6 +36,8 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.scheduler.block_size", "16", "tokens per KV block"},
     {"serve.scheduler.gpu_memory_utilization", "0.9", "fraction of HBM the engine may use"},
     {"serve.scheduler.num_blocks", "0", "fixed KV blocks (0: from memory)"},
+    {"serve.scheduler.prefix_caching", "false",
+     "reuse shared prefixes' KV blocks (trace prefix_id)"},
     {"serve.engine.cpu_overhead", "2 ms", "engine CPU time per iteration (assumed)"},
     {"serve.engine.cuda_graph", "true", "decode-only batches replay captured graphs"},
     {"serve.engine.capture_sizes", "vLLM's", "captured decode batch sizes"},

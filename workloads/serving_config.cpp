@@ -137,7 +137,7 @@ std::vector<Request> load_csv(std::istream& in, TraceErrors& E, long long max_co
   std::string line;
   int ln = 0;
   std::vector<std::string> header;
-  int ia = -1, ip = -1, io = -1, ipr = -1;
+  int ia = -1, ip = -1, io = -1, ipr = -1, ipi = -1, ipt = -1;
   double prev = 0;
   while (std::getline(in, line)) {
     ++ln;
@@ -165,10 +165,14 @@ std::vector<Request> load_csv(std::istream& in, TraceErrors& E, long long max_co
           io = i;
         else if (f[i] == "priority")
           ipr = i;
+        else if (f[i] == "prefix_id")
+          ipi = i;
+        else if (f[i] == "prefix_tokens")
+          ipt = i;
         else
           E.add(ln, cols[i],
-                fmt::format("unknown column '{}' (expected arrival_s, "
-                            "prompt_tokens, output_tokens, priority)",
+                fmt::format("unknown column '{}' (expected arrival_s, prompt_tokens, "
+                            "output_tokens, priority, prefix_id, prefix_tokens)",
                             f[i]));
       }
       if (ia < 0 || ip < 0 || io < 0) {
@@ -202,6 +206,19 @@ std::vector<Request> load_csv(std::istream& in, TraceErrors& E, long long max_co
       ok = false;
     }
     r.priority = static_cast<int>(pr);
+    const auto opt_int = [&](int i, const char* name, long long& v) {
+      if (i >= 0 && !parse_int(f[i], v)) {
+        E.add(ln, cols[i], fmt::format("{}: expected an integer, found '{}'", name, f[i]));
+        ok = false;
+      }
+    };
+    opt_int(ipi, "prefix_id", r.prefix_id);
+    opt_int(ipt, "prefix_tokens", r.prefix_tokens);
+    if (ok && ipt >= 0 && r.prompt_tokens >= 1 &&
+        (r.prefix_tokens < 0 || r.prefix_tokens > r.prompt_tokens)) {
+      E.add(ln, cols[ipt], "prefix_tokens: expected 0 to prompt_tokens");
+      ok = false;
+    }
     if (!ok) {
       // Still hold later rows to this row's arrival (when it parsed), so unsorted rows after a
       // bad one are found too.
@@ -234,7 +251,8 @@ std::vector<Request> load_jsonl(std::istream& in, TraceErrors& E, long long max_
     r.id = static_cast<std::int64_t>(out.size());
     bool ok = true;
     for (const auto& [k, v] : j.items())
-      if (k != "arrival_s" && k != "prompt_tokens" && k != "output_tokens" && k != "priority")
+      if (k != "arrival_s" && k != "prompt_tokens" && k != "output_tokens" && k != "priority" &&
+          k != "prefix_id" && k != "prefix_tokens")
         E.add(ln, 1, fmt::format("unknown key '{}'", k));
     const auto num = [&](const char* k, double& d) {
       if (!j.contains(k) || !j[k].is_number()) {
@@ -263,6 +281,13 @@ std::vector<Request> load_jsonl(std::istream& in, TraceErrors& E, long long max_
     long long pr = 0;
     integer("priority", pr, false);
     r.priority = static_cast<int>(pr);
+    integer("prefix_id", r.prefix_id, false);
+    integer("prefix_tokens", r.prefix_tokens, false);
+    if (ok && j.contains("prefix_tokens") && r.prompt_tokens >= 1 &&
+        (r.prefix_tokens < 0 || r.prefix_tokens > r.prompt_tokens)) {
+      E.add(ln, 1, "prefix_tokens: expected 0 to prompt_tokens");
+      ok = false;
+    }
     if (!ok) continue;
     check_row(E, ln, 1, 1, 1, r, prev, max_context);
     prev = std::max(prev, r.arrival_s);
@@ -325,6 +350,8 @@ class ProcessSource : public RequestSource {
       r.prompt_tokens = l.prompt_tokens;
       r.output_tokens = l.output_tokens;
       r.priority = l.priority;
+      r.prefix_id = l.prefix_id;
+      r.prefix_tokens = l.prefix_tokens;
     } else {
       r.prompt_tokens = a_.prompt_tokens;
       r.output_tokens = a_.output_tokens;
@@ -466,6 +493,10 @@ ServeStudy load_serve_study(const std::string& path) {
       S.gpu_memory_utilization =
           c->quantity("gpu_memory_utilization", hw::Dimension::kFraction, 0.9, 0.01, 1.0);
       S.num_blocks = c->integer("num_blocks", 0, 0, 1LL << 40);
+      S.prefix_caching = c->boolean("prefix_caching", false);
+      if (S.prefix_caching && S.preemption == Preemption::kSwap)
+        c->sink().add(*c->child("prefix_caching", false), c->key_path("prefix_caching"),
+                      "prefix caching with swap preemption is not modelled; use recompute");
       c->finish();
     }
     if (m->has("engine")) {

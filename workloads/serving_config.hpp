@@ -26,6 +26,8 @@ struct Request {
   long long prompt_tokens = 0;
   long long output_tokens = 1;
   int priority = 0;  ///< lower is served first under the priority policy
+  long long prefix_id = -1;     ///< a shared prompt prefix (system prompt, document), -1: none
+  long long prefix_tokens = 0;  ///< its length: the prompt's first tokens
 };
 
 enum class ArrivalProcess { kPoisson, kGamma, kTrace };
@@ -57,6 +59,7 @@ struct SchedulerSpec {
   long long block_size = 16;            ///< tokens per KV block (vLLM's default)
   double gpu_memory_utilization = 0.9;  ///< vLLM's default
   long long num_blocks = 0;             ///< 0: from memory; else fixed (tests)
+  bool prefix_caching = false;          ///< keep shared prefixes' full KV blocks for reuse
 };
 
 struct SloSpec {
@@ -91,7 +94,7 @@ struct ServeStudy {
 ServeStudy load_serve_study(const std::string& path);
 
 /// Reads a trace file (CSV with a header naming arrival_s, prompt_tokens, output_tokens and
-/// optionally priority; or JSONL with those keys). Errors name the file and line; all at once
+/// optionally priority, prefix_id and prefix_tokens; or JSONL with those keys). Errors name the file and line; all at once
 /// (at most 50). `max_context` > 0: a prompt longer than it is an error.
 std::vector<Request> load_trace(const std::string& path, long long max_context = 0);
 

@@ -41,6 +41,15 @@ struct Seq {
   bool scheduled_once = false;
   int preemptions = 0;
   bool swapped = false;
+  long long shared = 0;  // blocks of a cached prefix it reads (owned by the prefix cache)
+};
+
+// A prefix's full KV blocks kept for reuse (vLLM's automatic prefix caching, by prefix id).
+struct Prefix {
+  long long blocks = 0;
+  int refs = 0;  // running sequences reading it
+  double last_use_s = 0;
+  bool resident = false;
 };
 
 using Key = std::tuple<int, double, std::int64_t>;
@@ -56,6 +65,8 @@ class Engine {
     pcie_ = gpu.interconnect.pcie_bandwidth;
     next_ = src_.next();
     if (next_) r_.first_arrival_s = next_->arrival_s;
+    if (S_.prefix_caching && S_.preemption == Preemption::kSwap)
+      throw std::invalid_argument("prefix caching with swap preemption is not modelled");
   }
 
   ServeResult run() {
@@ -77,6 +88,10 @@ class Engine {
         iteration();
     }
     r_.makespan_s = t_;
+    // Every block is free or held by the prefix cache once all requests are done.
+    if (free_blocks_ + resident_blocks_ != total_blocks_)
+      throw std::logic_error(fmt::format("serving: KV blocks leaked ({} free + {} cached of {})",
+                                         free_blocks_, resident_blocks_, total_blocks_));
     return std::move(r_);
   }
 
@@ -90,6 +105,8 @@ class Engine {
   std::map<Key, Seq> waiting_;
   std::vector<Seq> running_;
   long long total_blocks_ = 0, free_blocks_ = 0;
+  std::map<long long, Prefix> prefixes_;  // ordered: eviction ties break the same everywhere
+  long long resident_blocks_ = 0;
   double pcie_ = 0;
   double t_ = 0;
   // Static batching: the batch's padded prompt and longest output, and the iteration within it.
@@ -98,6 +115,72 @@ class Engine {
   Key key(const Seq& s) const { return {S_.priority ? s.r.priority : 0, s.r.arrival_s, s.r.id}; }
   long long blocks_for(long long tokens) const {
     return (tokens + S_.block_size - 1) / S_.block_size;
+  }
+
+  // Makes `need` blocks free if possible, evicting cached prefixes no one reads (least recently
+  // used first) before anything is preempted.
+  bool reserve(long long need) {
+    while (need > free_blocks_) {
+      Prefix* victim = nullptr;
+      for (auto& [id, p] : prefixes_)
+        if (p.resident && p.refs == 0 && (!victim || p.last_use_s < victim->last_use_s))
+          victim = &p;
+      if (!victim) return false;
+      victim->resident = false;
+      free_blocks_ += victim->blocks;
+      resident_blocks_ -= victim->blocks;
+    }
+    return true;
+  }
+
+  // Full blocks of `s`'s prefix that can be shared (at least one prompt token is left to compute).
+  long long prefix_blocks(const Seq& s) const {
+    if (!S_.prefix_caching || s.r.prefix_id < 0) return 0;
+    return std::min(s.r.prefix_tokens, s.r.prompt_tokens - 1) / S_.block_size;
+  }
+
+  // A new or recomputed sequence whose prefix is cached starts after it.
+  void attach_prefix(Seq& s) {
+    const long long bp = prefix_blocks(s);
+    if (bp == 0 || s.cached != 0) return;
+    auto it = prefixes_.find(s.r.prefix_id);
+    if (it == prefixes_.end() || !it->second.resident) return;
+    const long long use = std::min(bp, it->second.blocks);
+    s.shared = use;
+    s.cached = use * S_.block_size;
+    ++it->second.refs;
+    it->second.last_use_s = t_;
+  }
+
+  // After a prefill chunk: once the prefix is computed, its blocks go to the cache (or, if
+  // another sequence cached it meanwhile, this sequence's copy is freed and the cached one read).
+  void publish_prefix(Seq& s) {
+    const long long bp = prefix_blocks(s);
+    if (bp == 0 || s.shared > 0 || s.cached < bp * S_.block_size) return;
+    Prefix& p = prefixes_[s.r.prefix_id];
+    if (p.resident && p.blocks >= bp) {
+      free_blocks_ += bp;
+    } else {
+      if (p.resident) {  // a shorter copy: replaced
+        free_blocks_ += p.blocks;
+        resident_blocks_ -= p.blocks;
+      }
+      p.blocks = bp;
+      p.resident = true;
+      resident_blocks_ += bp;
+    }
+    s.blocks -= bp;
+    s.shared = bp;
+    ++p.refs;
+    p.last_use_s = t_;
+  }
+
+  void release_prefix(Seq& s) {
+    if (s.shared == 0) return;
+    Prefix& p = prefixes_[s.r.prefix_id];
+    --p.refs;
+    p.last_use_s = t_;
+    s.shared = 0;
   }
 
   void pull(double upto) {
@@ -180,6 +263,7 @@ class Engine {
     ++s.preemptions;
     ++r_.preemptions;
     free_blocks_ += s.blocks;
+    release_prefix(s);
     if (S_.preemption == Preemption::kSwap && pcie_ > 0) {
       copy_s = double(s.blocks) * r_.kv.bytes_per_block / pcie_;
       s.swapped = true;  // keeps its cache (on the host) and its block count
@@ -214,24 +298,32 @@ class Engine {
         auto it = waiting_.begin();
         Seq s = it->second;
         if (s.swapped) {
-          if (blocks_for(s.cached + 1) > free_blocks_) break;
+          if (!reserve(blocks_for(s.cached + 1))) break;
           free_blocks_ -= s.blocks;
           copy_s += double(s.blocks) * r_.kv.bytes_per_block / pcie_;
           s.swapped = false;
         }
+        attach_prefix(s);
         const long long remaining = s.prefill_to - s.cached;
         long long chunk = remaining;
         if (remaining > budget) {
           if (chunked)
             chunk = budget;
-          else if (admitted > 0)
+          else if (admitted > 0) {
+            release_prefix(s);
             break;  // a whole prompt must fit what is left of the budget...
+          }
           // ...unless it is the iteration's first prompt: vLLM without chunked prefill requires
           // max_num_batched_tokens >= max_model_len, so one prompt always fits; here a longer
           // prompt runs as the iteration's only prefill (beside the decodes).
         }
-        const long long need = blocks_for(s.cached + std::max<long long>(chunk, 1)) - s.blocks;
-        if (need > free_blocks_) break;
+        const long long need =
+            blocks_for(s.cached + std::max<long long>(chunk, 1)) - s.blocks - s.shared;
+        if (!reserve(need)) {
+          release_prefix(s);  // stays waiting; it attaches again when admitted
+          s.cached = 0;
+          break;
+        }
         free_blocks_ -= need;
         s.blocks += need;
         if (!s.scheduled_once) {
@@ -259,9 +351,9 @@ class Engine {
         const long long want = s.cached < s.prefill_to ? std::min(s.prefill_to - s.cached, budget)
                                                        : (budget > 0 ? 1 : 0);
         if (want == 0) continue;
-        long long need = blocks_for(s.cached + want) - s.blocks;
+        long long need = blocks_for(s.cached + want) - s.blocks - s.shared;
         bool self_preempted = false;
-        while (need > free_blocks_) {
+        while (!reserve(need)) {
           std::size_t victim = i;
           for (std::size_t j = i + 1; j < running_.size(); ++j)
             if (!done[j] && key(running_[j]) > key(running_[victim])) victim = j;
@@ -319,6 +411,7 @@ class Engine {
       Seq& s = running_[it.seq];
       const bool decode = s.cached >= s.prefill_to;
       s.cached += it.tokens;
+      if (!decode) publish_prefix(s);
       if (decode || s.cached >= s.prefill_to) record_token(s, t_);
     }
     sample(static_cast<long long>(items.size()), tokens);
@@ -327,6 +420,7 @@ class Engine {
     for (auto& s : running_) {
       if (s.generated >= s.r.output_tokens) {
         free_blocks_ += s.blocks;
+        release_prefix(s);
         finish(s, t_);
       } else {
         keep.push_back(std::move(s));

@@ -13,7 +13,8 @@
 // the worst-ordered running sequence (latest arrival, or lowest priority) gives its blocks back
 // and is later recomputed (its prompt + tokens so far prefilled again) or swapped (its blocks
 // copied to host memory over PCIe and back, the copy time added to the iteration).
-// Ignores: prefix caching, speculative decoding, multiple GPUs, request abort, the block table's
+// Prefix caching by prefix id (full blocks of a computed prefix kept, least recently used evicted
+// first). Ignores: speculative decoding, multiple GPUs, request abort, the block table's
 // own memory, the API server's HTTP and tokenizer time (beyond the engine's stated CPU time).
 // Time: each iteration's duration comes from IterationCostModel; arrivals during an iteration
 // wait for its end (the engine schedules between iterations). Deterministic.
