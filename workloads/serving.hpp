@@ -42,6 +42,11 @@ ServeResult serve_at_rate(const ServeStudy& s, const TransformerConfig& m, const
                           const std::vector<Request>& lengths, double rate, long long requests,
                           std::uint64_t seed);
 
+/// Disaggregated prefill and decode pools (workloads/serving_disagg.cpp). Reads every request.
+ServeResult simulate_disaggregated(RequestSource& source, const TransformerConfig& m,
+                                   const hw::GpuSpec& gpu, const EngineCost& engine,
+                                   TimingMode mode, const ServeOptions& o, const DisaggSpec& d);
+
 /// Whether a result meets the study's SLO at its percentile.
 bool meets_slo(const ServeResult& r, const SloSpec& slo);
 

@@ -523,6 +523,17 @@ ServeStudy load_serve_study(const std::string& path) {
         o->finish();
       }
     }
+    if (m->has("disaggregated")) {
+      if (auto d = m->map("disaggregated")) {
+        s.disagg.enabled = true;
+        s.disagg.prefill_gpus = static_cast<int>(d->integer("prefill_gpus", 1, 1, 4096));
+        s.disagg.decode_gpus = static_cast<int>(d->integer("decode_gpus", 1, 1, 4096));
+        s.disagg.link_bytes_per_s =
+            d->quantity("link_bandwidth", hw::Dimension::kBandwidth, 0.0, 0, 1e15);
+        s.disagg.link_latency_s = d->quantity("link_latency", hw::Dimension::kTime, 10e-6, 0, 1);
+        d->finish();
+      }
+    }
     if (m->has("capacity")) {
       if (auto c = m->map("capacity")) {
         s.capacity.enabled = true;

@@ -25,9 +25,14 @@ struct Request {
   double arrival_s = 0;
   long long prompt_tokens = 0;
   long long output_tokens = 1;
-  int priority = 0;  ///< lower is served first under the priority policy
+  int priority = 0;             ///< lower is served first under the priority policy
   long long prefix_id = -1;     ///< a shared prompt prefix (system prompt, document), -1: none
   long long prefix_tokens = 0;  ///< its length: the prompt's first tokens
+  /// Disaggregated serving: prefilled on another GPU; its first token came at first_token_s and
+  /// its KV cache arrives with it (arrival_s is then the KV's arrival; origin_arrival_s the
+  /// request's own, which latencies count from).
+  double first_token_s = -1;
+  double origin_arrival_s = -1;
 };
 
 enum class ArrivalProcess { kPoisson, kGamma, kTrace };
@@ -69,6 +74,17 @@ struct SloSpec {
   double percentile = 90;  ///< capacity: this percentile of each bounded metric must meet it
 };
 
+/// Disaggregated prefill and decode pools (DistServe, Zhong et al. OSDI 2024; Splitwise, Patel et
+/// al. ISCA 2024): requests prefill on one pool and decode on the other, the KV cache moving over
+/// a link between them.
+struct DisaggSpec {
+  bool enabled = false;
+  int prefill_gpus = 1;
+  int decode_gpus = 1;
+  double link_bytes_per_s = 0;  ///< 0: the GPU's NVLink bandwidth (per direction)
+  double link_latency_s = 10e-6;
+};
+
 struct CapacitySpec {
   bool enabled = false;
   long long requests = 2000;     ///< per trial rate
@@ -86,6 +102,7 @@ struct ServeStudy {
   EngineCost engine;
   SloSpec slo;
   CapacitySpec capacity;
+  DisaggSpec disagg;
   std::vector<std::pair<std::string, std::string>> files;  ///< (path, sha256)
 };
 
@@ -94,8 +111,8 @@ struct ServeStudy {
 ServeStudy load_serve_study(const std::string& path);
 
 /// Reads a trace file (CSV with a header naming arrival_s, prompt_tokens, output_tokens and
-/// optionally priority, prefix_id and prefix_tokens; or JSONL with those keys). Errors name the file and line; all at once
-/// (at most 50). `max_context` > 0: a prompt longer than it is an error.
+/// optionally priority, prefix_id and prefix_tokens; or JSONL with those keys). Errors name the
+/// file and line; all at once (at most 50). `max_context` > 0: a prompt longer than it is an error.
 std::vector<Request> load_trace(const std::string& path, long long max_context = 0);
 
 /// Supplies requests in arrival order, one at a time (a generator: 10^6 requests take no memory).

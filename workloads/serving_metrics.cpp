@@ -21,6 +21,12 @@ void LogHistogram::add(double s) {
   sum_ += s;
 }
 
+void LogHistogram::merge(const LogHistogram& o) {
+  for (std::size_t i = 0; i < bins_.size(); ++i) bins_[i] += o.bins_[i];
+  count_ += o.count_;
+  sum_ += o.sum_;
+}
+
 double LogHistogram::percentile(double p) const {
   if (count_ == 0) return 0;
   // Nearest rank: the smallest value with at least p% of the values at or below it.

@@ -26,6 +26,8 @@ class LogHistogram {
   std::int64_t count() const { return count_; }
   /// Fraction of values <= x (counting a bucket fully when its midpoint is <= x).
   double fraction_at_most(double seconds) const;
+  /// Adds another histogram's values (same buckets: exact).
+  void merge(const LogHistogram& o);
 
  private:
   std::array<std::int64_t, kPerOctave * kOctaves> bins_{};

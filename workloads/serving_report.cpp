@@ -65,6 +65,8 @@ ServeResult serve_at_rate(const ServeStudy& s, const TransformerConfig& m, const
   a.requests = requests;
   a.seed = seed;
   auto src = make_source(a, lengths, m.max_positions);
+  if (s.disagg.enabled)
+    return simulate_disaggregated(*src, m, gpu, s.engine, s.mode, options_for(s, m), s.disagg);
   IterationCostModel cost(m, gpu, s.engine, s.mode);
   return simulate_serving(*src, cost, m, gpu, options_for(s, m));
 }
@@ -84,8 +86,13 @@ ServeRun run_serve(const ServeStudy& s) {
     r.study.files.push_back({s.arrivals.trace_path, hw::sha256_hex(bytes)});
   }
   auto src = make_source(s.arrivals, trace, m.max_positions);
-  IterationCostModel cost(m, r.gpu, s.engine, s.mode);
-  r.result = simulate_serving(*src, cost, m, r.gpu, options_for(s, m));
+  if (s.disagg.enabled) {
+    r.result =
+        simulate_disaggregated(*src, m, r.gpu, s.engine, s.mode, options_for(s, m), s.disagg);
+  } else {
+    IterationCostModel cost(m, r.gpu, s.engine, s.mode);
+    r.result = simulate_serving(*src, cost, m, r.gpu, options_for(s, m));
+  }
   if (s.capacity.enabled) {
     CapacityResult c;
     const auto ok = [&](double rate) {
@@ -124,6 +131,16 @@ std::string serve_text(const ServeRun& run) {
   o += fmt::format("{} on {}: {} scheduler, max_num_seqs {}, max_batched_tokens {}\n",
                    run.model.transformer().name, run.gpu.name, policy_name(s.scheduler.policy),
                    s.scheduler.max_num_seqs, s.scheduler.max_batched_tokens);
+  const int gpus = s.disagg.enabled ? s.disagg.prefill_gpus + s.disagg.decode_gpus : 1;
+  if (s.disagg.enabled)
+    o += fmt::format(
+        "disaggregated: {} prefill + {} decode GPUs, KV over {:.0f} GB/s + {:.0f} us "
+        "(per-GPU figures below are decode GPU 0's)\n",
+        s.disagg.prefill_gpus, s.disagg.decode_gpus,
+        (s.disagg.link_bytes_per_s > 0 ? s.disagg.link_bytes_per_s
+                                       : run.gpu.interconnect.nvlink_bandwidth) /
+            1e9,
+        s.disagg.link_latency_s * 1e6);
   o += fmt::format(
       "KV cache: {} blocks of {} tokens ({:.1f} GB; weights {:.1f} GB, activations {:.1f} GB)\n",
       r.kv.blocks, s.scheduler.block_size, r.kv.kv_bytes / 1e9, r.kv.weights_bytes / 1e9,
@@ -144,7 +161,7 @@ std::string serve_text(const ServeRun& run) {
   row("E2E", r.e2e);
   row("queue", r.queue);
   o += fmt::format("peak KV use {:.1f}%  peak batch {}  engine busy {:.1f}% (iterations running)\n",
-                   r.max_kv_used * 100, r.max_batch, 100 * r.busy_s / T);
+                   r.max_kv_used * 100, r.max_batch, 100 * r.busy_s / (T * gpus));
   if (s.slo.ttft_s > 0 || s.slo.tpot_s > 0 || s.slo.e2e_s > 0)
     o += fmt::format(
         "goodput {:.2f} req/s ({:.1f}% of requests meet TTFT <= {:.0f} ms, TPOT <= "
@@ -155,13 +172,16 @@ std::string serve_text(const ServeRun& run) {
   if (run.capacity) {
     const auto& c = *run.capacity;
     o += fmt::format(
-        "capacity: {:.2f} req/s meets p{:g} of the SLO on one GPU ({} trials of {} "
+        "capacity: {:.2f} req/s meets p{:g} of the SLO on {} ({} trials of {} "
         "Poisson requests){}\n",
-        c.rate_per_s, s.slo.percentile, c.trials, s.capacity.requests,
-        c.note.empty() ? "" : "; " + c.note);
+        c.rate_per_s, s.slo.percentile,
+        gpus == 1 ? std::string("one GPU") : fmt::format("one {}-GPU unit", gpus), c.trials,
+        s.capacity.requests, c.note.empty() ? "" : "; " + c.note);
     if (c.replicas > 0)
-      o += fmt::format("GPUs for {:.1f} req/s: {} replicas (requests split evenly at random)\n",
-                       s.capacity.target_rate_per_s, c.replicas);
+      o += fmt::format(
+          "GPUs for {:.1f} req/s: {} ({} replicas of {}; requests split evenly at "
+          "random)\n",
+          s.capacity.target_rate_per_s, c.replicas * gpus, c.replicas, gpus);
   }
   return o;
 }
@@ -197,10 +217,13 @@ nlohmann::json serve_json(const ServeRun& run) {
                    {"bytes", r.kv.kv_bytes},
                    {"peak_used_fraction", r.max_kv_used}};
   j["peak_batch"] = r.max_batch;
-  j["gpu_busy_fraction"] = r.busy_s / T;
+  const auto& dg = run.study.disagg;
+  j["gpu_busy_fraction"] = r.busy_s / T / (dg.enabled ? dg.prefill_gpus + dg.decode_gpus : 1);
   j["percentile_relative_error"] = std::exp2(1.0 / (2 * LogHistogram::kPerOctave)) - 1;
   if (run.capacity) {
+    const auto& d = run.study.disagg;
     j["capacity"] = {{"rate_per_s", run.capacity->rate_per_s},
+                     {"gpus_per_replica", d.enabled ? d.prefill_gpus + d.decode_gpus : 1},
                      {"trials", run.capacity->trials},
                      {"replicas", run.capacity->replicas},
                      {"target_rate_per_s", run.study.capacity.target_rate_per_s}};

@@ -188,6 +188,11 @@ class Engine {
       Seq s;
       s.r = *next_;
       s.prefill_to = s.r.prompt_tokens;
+      if (s.r.first_token_s >= 0) {  // prefilled elsewhere: its KV cache and first token arrive
+        s.cached = s.r.prompt_tokens;
+        s.generated = 1;
+        s.first_token_s = s.last_token_s = s.r.first_token_s;
+      }
       if (blocks_for(s.r.prompt_tokens + s.r.output_tokens) > total_blocks_)
         throw std::invalid_argument(fmt::format(
             "request {} ({} prompt + {} output tokens) needs more KV blocks than the {} of {} "
@@ -200,10 +205,11 @@ class Engine {
   }
 
   void finish(Seq& s, double end_s) {
-    RequestRecord rec{s.r.id,       s.r.arrival_s,     s.first_token_s,
+    const double arrival = s.r.origin_arrival_s >= 0 ? s.r.origin_arrival_s : s.r.arrival_s;
+    RequestRecord rec{s.r.id,       arrival,           s.first_token_s,
                       end_s,        s.r.prompt_tokens, s.r.output_tokens,
                       s.preemptions};
-    const double ttft = s.first_token_s - s.r.arrival_s, e2e = end_s - s.r.arrival_s;
+    const double ttft = s.first_token_s - arrival, e2e = end_s - arrival;
     r_.ttft.add(ttft);
     r_.e2e.add(e2e);
     double tpot = 0;

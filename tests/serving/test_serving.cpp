@@ -361,3 +361,40 @@ TEST_CASE("prefix caching under block pressure: no leak, no loss", "[property][s
   }
   CHECK(mean_ttft[1] <= mean_ttft[0]);
 }
+
+// Disaggregated pools, one request on idle GPUs: its first token comes after one prefill
+// iteration on the prefill GPU; its KV cache (512 tokens x 2 x 32 layers x 8 KV heads x 128 x
+// 2 bytes = 131072 bytes per token) crosses the link (10 us + bytes / bandwidth); the decode GPU
+// then runs two decode iterations (contexts 512 and 513). E2E = prefill + transfer + decodes.
+TEST_CASE("disaggregated prefill/decode: TTFT, KV transfer and decodes add up",
+          "[analytic][serving]") {
+  EngineCost e;
+  e.bucketing = false;
+  e.capture_sizes = vllm_capture_sizes(256);
+  ServeOptions o;
+  o.record_requests = true;
+  o.max_context = llama8b().max_positions;
+  DisaggSpec d;
+  d.enabled = true;
+  d.link_bytes_per_s = 100e9;
+  d.link_latency_s = 10e-6;
+  auto src = list_source({req(0, 1.0, 512, 3)});
+  const ServeResult r = simulate_disaggregated(*src, llama8b(), h200(), e, TimingMode::kFast, o, d);
+  IterationCostModel cost(llama8b(), h200(), e);
+  BatchShape pre, d1, d2;
+  pre.prefills.push_back({512, 0, true});
+  d1.decodes = d2.decodes = 1;
+  d1.decode_context_sum = 512;
+  d2.decode_context_sum = 513;
+  const double prefill = cost.exact(pre).total_s;
+  const double transfer = 10e-6 + 512.0 * 131072.0 / 100e9;
+  REQUIRE(r.records.size() == 1);
+  const auto& rec = r.records[0];
+  CHECK(rec.arrival_s == 1.0);
+  CHECK(rec.first_token_s - 1.0 == Approx(prefill).epsilon(1e-12));
+  CHECK(
+      rec.finish_s - 1.0 ==
+      Approx(prefill + transfer + cost.exact(d1).total_s + cost.exact(d2).total_s).epsilon(1e-12));
+  CHECK(r.requests == 1);
+  CHECK(r.output_tokens == 3);
+}
