@@ -173,10 +173,13 @@ std::string serve_text(const ServeRun& run) {
     const auto& c = *run.capacity;
     o += fmt::format(
         "capacity: {:.2f} req/s meets p{:g} of the SLO on {} ({} trials of {} "
-        "Poisson requests){}\n",
+        "{} requests){}\n",
         c.rate_per_s, s.slo.percentile,
         gpus == 1 ? std::string("one GPU") : fmt::format("one {}-GPU unit", gpus), c.trials,
-        s.capacity.requests, c.note.empty() ? "" : "; " + c.note);
+        s.capacity.requests,
+        s.arrivals.process == ArrivalProcess::kGamma ? fmt::format("gamma (CV {:g})", s.arrivals.cv)
+                                                     : std::string("Poisson"),
+        c.note.empty() ? "" : "; " + c.note);
     if (c.replicas > 0)
       o += fmt::format(
           "GPUs for {:.1f} req/s: {} ({} replicas of {}; requests split evenly at "
