@@ -9,6 +9,8 @@
 
 namespace ridge::cli {
 
+void describe_serve(std::string& text, nlohmann::json& j);  // cli/cmd_serve.cpp
+
 namespace {
 std::string_view type_name(models::ParamType t) {
   switch (t) {
@@ -26,11 +28,12 @@ std::string_view type_name(models::ParamType t) {
 }  // namespace
 
 void register_describe(CLI::App& app, Action& action) {
-  auto* cmd =
-      app.add_subcommand("describe", "the op vocabulary (ops) or the model parameters (params)");
+  auto* cmd = app.add_subcommand("describe",
+                                 "the op vocabulary (ops), the model parameters (params) or "
+                                 "the serving study keys (serve) or the system keys (system)");
   auto what = std::make_shared<std::string>("ops");
-  cmd->add_option("what", *what, "ops, params or system")
-      ->check(CLI::IsMember({"ops", "params", "system"}));
+  cmd->add_option("what", *what, "ops, params, serve or system")
+      ->check(CLI::IsMember({"ops", "params", "serve", "system"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -58,6 +61,8 @@ void register_describe(CLI::App& app, Action& action) {
           text += fmt::format("{}: {}\n{}\n", op.kind, op.summary, t.str());
           j.push_back({{"op", op.kind}, {"summary", op.summary}, {"params", params}});
         }
+      } else if (*what == "serve") {
+        describe_serve(text, j);
       } else {
         Table t({"parameter", "default", "range", "meaning"});
         for (const auto& p : hw::model_param_table()) {

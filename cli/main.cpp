@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_run(app, action);
   ridge::cli::register_system(app, action);
   ridge::cli::register_collective(app, action);
+  ridge::cli::register_serve(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

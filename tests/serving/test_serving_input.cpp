@@ -1,0 +1,90 @@
+// Serving inputs: bad traces and bad studies are reported with file and line, all at once.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hw/config.hpp"
+#include "workloads/serving.hpp"
+
+using namespace ridge;
+using namespace ridge::workloads;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(RIDGE_SERVING_TEST_DATA) + "/" + name;
+}
+
+std::vector<std::string> errors_of(const std::function<void()>& f) {
+  std::vector<std::string> out;
+  try {
+    f();
+  } catch (const hw::ConfigException& e) {
+    for (const auto& x : e.errors()) out.push_back(x.str());
+  }
+  return out;
+}
+
+bool has(const std::vector<std::string>& errs, const std::string& needle) {
+  for (const auto& e : errs)
+    if (e.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+// bad.csv: line 3 a negative prompt, line 4 a non-numeric prompt, line 5 an arrival before line
+// 3's (unsorted), line 6 a prompt of 9000 tokens against an 8192-token model, line 7 a
+// non-numeric output count. Every one is reported, each with its file and line.
+TEST_CASE("a bad CSV trace: every bad row named by file and line", "[config-errors][serving]") {
+  const auto errs = errors_of([] { load_trace(data("bad.csv"), 8192); });
+  REQUIRE(errs.size() == 5);
+  CHECK(has(errs, "bad.csv:3:"));
+  CHECK(has(errs, "prompt_tokens: expected an integer >= 1"));
+  CHECK(has(errs, "bad.csv:4:"));
+  CHECK(has(errs, "expected an integer, found 'abc'"));
+  CHECK(has(errs, "bad.csv:5:"));
+  CHECK(has(errs, "arrivals must be sorted"));
+  CHECK(has(errs, "bad.csv:6:"));
+  CHECK(has(errs, "exceeds the model's context of 8192 tokens"));
+  CHECK(has(errs, "bad.csv:7:"));
+}
+
+TEST_CASE("a bad JSONL trace: negative, non-numeric and malformed lines",
+          "[config-errors][serving]") {
+  const auto errs = errors_of([] { load_trace(data("bad.jsonl"), 8192); });
+  REQUIRE(errs.size() == 3);
+  CHECK(has(errs, "bad.jsonl:2:"));
+  CHECK(has(errs, "arrival_s: expected a time >= 0 s"));
+  CHECK(has(errs, "bad.jsonl:3:"));
+  CHECK(has(errs, "bad.jsonl:4:"));
+  CHECK(has(errs, "expected one JSON object per line"));
+}
+
+TEST_CASE("a good trace with priorities loads", "[unit][serving]") {
+  const auto rs = load_trace(data("good.csv"), 8192);
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[1].arrival_s == 0.1);
+  CHECK(rs[1].prompt_tokens == 200);
+  CHECK(rs[1].output_tokens == 20);
+  CHECK(rs[1].priority == 0);
+  CHECK(rs[0].priority == 1);
+}
+
+// A study whose trace is bad fails when run, naming the trace, before anything is simulated.
+TEST_CASE("a study over a bad trace fails naming the trace", "[config-errors][serving]") {
+  const auto errs = errors_of([] { run_serve(load_serve_study(data("bad-trace-study.yaml"))); });
+  CHECK(errs.size() == 5);
+  CHECK(has(errs, "bad.csv:6:"));
+}
+
+// bad-study.yaml: a misspelt key (line 5), an unknown policy (line 7), max_num_seqs 0 (line 8), and
+// the required arrivals missing: all at once.
+TEST_CASE("a bad serve study: every problem at once with file:line:col",
+          "[config-errors][serving]") {
+  const auto errs = errors_of([] { load_serve_study(data("bad-study.yaml")); });
+  CHECK(has(errs, "bad-study.yaml:5:3: serve.arivals: unknown key (did you mean 'arrivals'?)"));
+  CHECK(has(errs, "bad-study.yaml:7:13: serve.scheduler.policy: expected one of static"));
+  CHECK(has(errs, "bad-study.yaml:8:19: serve.scheduler.max_num_seqs"));
+  CHECK(has(errs, "serve.arrivals"));
+}

@@ -1,0 +1,124 @@
+// The time of one serving-engine iteration (one forward over a batch that mixes prefill chunks
+// and decode tokens) on one GPU, from Ridge's kernel model (workloads/op_timer.hpp).
+//
+// Captures: the kernels a vLLM-style engine launches per iteration for a Llama/GPT-shaped model,
+// fused as vLLM fuses them (per layer: fused add+RMSNorm, one QKV GEMM, in-place RoPE, attention,
+// O GEMM, fused add+RMSNorm, one gate_up GEMM, SiLU-and-mul, down GEMM; GPT style: LayerNorm, QKV
+// with bias, GELU); every GEMM at m = the iteration's total tokens (the batch is packed, no
+// padding between sequences); attention per prefill chunk (seq_q = chunk, seq_kv = cached +
+// chunk, causal) and one paged decode attention over all decodes (seq_q = 1, seq_kv = their mean
+// context: a memory-bound kernel whose bytes are linear in the summed context); the LM head and
+// sampling over the sequences that emit a token. Host: a decode-only batch of at most the largest
+// captured size replays a CUDA graph padded up to the next captured size (vLLM pads the batch to
+// its capture sizes, vllm/config/compilation.py set_cudagraph_sizes: [1, 2, 4] + multiples of 8
+// below 256 + multiples of 16 up to min(2 x max_num_seqs, 512)); other batches launch eagerly
+// (host_launch_cuda per kernel from hw/model_params.cpp, since a compiled engine has no Python per
+// op). Iteration time = engine CPU time (scheduling, input preparation, sampling bookkeeping,
+// detokenization; a stated figure, `cpu_overhead` in the study) + max(host launch time, GPU
+// time), because the engine waits for the sampled tokens every iteration.
+// Ignores: tensor parallelism (one GPU only), kernels overlapping each other, prefix-cache
+// lookups, the time to build attention metadata beyond `cpu_overhead`.
+// Memoization: shapes are rounded to buckets (token counts to 1/64-octave steps above 64, exact
+// below) and each component (dense layers by total tokens, LM head by rows, a prefill chunk's
+// attention by (chunk, context), decode attention by (count, mean context)) is timed once per
+// bucket. The error this introduces is measured by tests/serving (bucketed vs exact on random
+// mixes) and stated in docs/serving.md.
+// Validation: see validate/README.md (serving); the kernel model's own validation applies to
+// every kernel.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/gpu_spec.hpp"
+#include "models/op.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/op_timer.hpp"
+
+namespace ridge::workloads {
+
+/// Engine settings that change an iteration's time.
+struct EngineCost {
+  double cpu_overhead_s = 2e-3;  ///< per iteration (see docs/serving.md for the figure's basis)
+  bool cuda_graph = true;        ///< decode-only batches replay captured graphs
+  std::vector<long long> capture_sizes;  ///< ascending; empty: vLLM's default for max_num_seqs
+  bool bucketing = true;                 ///< round shapes to buckets and memoize
+  /// Time iterations as a plain eager PyTorch loop (validate/e2e/serve_llama.py) instead: each
+  /// iteration is Ridge's HF-style prefill (one batched forward over equal-length prompts, else
+  /// one per prompt) and/or decode step (all decodes against the longest context) run through
+  /// the executor with its eager host model, plus cpu_overhead.
+  bool hf_eager = false;
+};
+
+/// vLLM's default CUDA graph capture sizes for `max_num_seqs`.
+std::vector<long long> vllm_capture_sizes(long long max_num_seqs);
+
+/// A prefill chunk in an iteration: `tokens` new prompt tokens after `context` cached ones.
+struct PrefillChunk {
+  long long tokens = 0;
+  long long context = 0;
+  bool samples = false;  ///< the chunk ends the prompt: the iteration samples its first token
+};
+
+/// One iteration's batch.
+struct BatchShape {
+  std::vector<PrefillChunk> prefills;
+  long long decodes = 0;
+  long long decode_context_sum = 0;  ///< tokens cached over all decodes (before this step)
+  long long decode_context_max = 0;  ///< the longest decode's cached tokens (hf_eager)
+};
+
+/// How an iteration's time splits.
+struct IterationParts {
+  double gpu_s = 0;
+  double host_s = 0;
+  double cpu_s = 0;
+  double total_s = 0;
+  long long padded_decodes = 0;  ///< decode rows after CUDA-graph padding
+  bool graph = false;
+};
+
+class IterationCostModel {
+ public:
+  IterationCostModel(const TransformerConfig& m, const hw::GpuSpec& gpu, EngineCost e,
+                     TimingMode mode = TimingMode::kFast);
+  /// The iteration's time (bucketed and memoized unless EngineCost::bucketing is false).
+  IterationParts time(const BatchShape& b);
+  /// The same without buckets (every component timed at its exact shape).
+  IterationParts exact(const BatchShape& b);
+  const EngineCost& engine() const { return e_; }
+  /// Kernels per iteration (the same for every shape of this model).
+  long long kernels_per_iteration() const { return kernels_; }
+  /// Shapes timed so far (the memo's size: bounded by the bucket grid, not by the requests).
+  std::size_t shapes_timed() const { return memo_.size(); }
+
+ private:
+  TransformerConfig m_;
+  const hw::GpuSpec& gpu_;
+  EngineCost e_;
+  TimingMode mode_;
+  long long kernels_ = 0;
+  double host_launch_s_ = 0, graph_host_s_ = 0, gap_s_ = 0, graph_gap_s_ = 0;
+  std::unordered_map<std::uint64_t, double> memo_;
+
+  IterationParts compute(const BatchShape& b, bool bucketed);
+  double optime(const models::OpSpec& op);
+  double dense_s(long long tokens);                   // all layers' token-proportional kernels
+  double head_s(long long rows);                      // final norm, LM head, sampling
+  double prefill_attn_s(long long q, long long ctx);  // one chunk, all layers
+  double decode_attn_s(long long n, long long mean_ctx);
+  double memo(std::uint64_t key, double (IterationCostModel::*f)(long long, long long), long long a,
+              long long b);
+  double hf_prefill_s(long long batch, long long prompt);
+  double hf_decode_s(long long batch, long long context);
+  IterationParts compute_hf(const BatchShape& b, bool bucketed);
+  double dense2(long long t, long long) { return dense_s(t); }
+  double head2(long long r, long long) { return head_s(r); }
+};
+
+/// Rounds a positive count to its bucket representative: exact up to 64, then the upper edge of
+/// a 1/64-octave step (relative step 2^(1/64) - 1 = 1.09%).
+long long bucket_count(long long n);
+
+}  // namespace ridge::workloads
