@@ -67,8 +67,9 @@ nlohmann::json result_json(const models::CollectiveResult& r) {
 }
 
 std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec& s) {
-  std::string out = fmt::format("{} of {} on {} GPUs of {}\n", models::coll_op_name(r.op),
-                                fmt_bytes(r.bytes), r.gpus, s.name);
+  std::string out =
+      fmt::format("{} of {} on {} GPUs of {}\n", models::coll_op_name(r.op),
+                  hw::format_quantity(r.bytes, hw::Dimension::kBytes), r.gpus, s.name);
   out +=
       fmt::format("  algorithm {}, protocol {}: {}\n", r.p2p ? "p2p" : hw::nccl_algo_name(r.algo),
                   hw::nccl_proto_name(r.proto), r.why);
