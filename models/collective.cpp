@@ -62,9 +62,11 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
                                "point-to-point, {} (NCCL: LL up to 16 KiB per peer; "
                                "NCCL_ALGO/NCCL_PROTO do not apply)",
                                hw::nccl_proto_name(r.proto));
+    // Ring's base latency and one hop of the link class crossed (NVLink, PCIe, network).
+    const int link_class = tuner.nodes() > 1 ? 2 : tuner.intra_link_class();
+    const int pi = static_cast<int>(r.proto);
     const double lat =
-        tuner.tuning().base_lat_us[1][static_cast<int>(r.proto)] +
-        tuner.tuning().hw_lat_us[tuner.nodes() > 1 ? 2 : 0][1][static_cast<int>(r.proto)];
+        tuner.tuning().base_lat_us[1][pi] + tuner.tuning().hw_lat_us[link_class][1][pi];
     r.latency_s = lat * 1e-6;
     r.nccl_model_us = 0;
     r.sm_blocks = r.channels;
@@ -265,7 +267,8 @@ struct Planner {
           const auto order = local_order(nodes[k], b);
           std::vector<int> up(order.rbegin(), order.rend());
           if (order.size() > 1) {
-            add(chain(up, b, false), data, share, (ppn - 2) * step_s);
+            // Both trees reduce up the same chain at the same time: one flow for the two.
+            if (t == 0) add(chain(up, b, false), 2 * data, 2 * share, (ppn - 2) * step_s);
             add(chain(order, b, false), data, share, down0 + (depth[k] + ppn - 2) * step_s);
           }
           const int p = parent(k, t, m);

@@ -176,7 +176,7 @@ TuneCell NcclTuner::price(CollOp op, double bytes, NcclAlgo a, NcclProto p) cons
                                                                                  : bus;
 
   // Latency.
-  const int intra_class = sys_.node.intra == hw::IntraFabric::kNvSwitch ? 0 : 1;
+  const int intra_class = intra_link_class();
   double lat = t_.base_lat_us[ai][pi];
   double intra_lat = t_.hw_lat_us[intra_class][ai][pi];
   const int net_algo = ppn_ == 1 ? static_cast<int>(NcclAlgo::kTree) : ai;

@@ -74,6 +74,8 @@ class NcclTuner {
   int channels() const { return channels_; }
   int nvls_channels() const { return nvls_channels_; }
   const std::string& arch_class() const { return arch_; }
+  /// NCCL's hwLat row for steps inside a node: 0 NVLink, 1 PCIe.
+  int intra_link_class() const { return sys_.node.intra == hw::IntraFabric::kNvSwitch ? 0 : 1; }
   const hw::NcclTuning& tuning() const { return t_; }
 
  private:

@@ -172,10 +172,27 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, double bytes, Callb
     throw std::invalid_argument("FlowNetwork: max rate must be >= 0");
   }
   Time latency{};
+  // A repeated link is found by pairwise comparison on short paths and, on long ones (a ring
+  // through a large network crosses thousands of links), by marking each link with this check's
+  // epoch.
+  constexpr std::size_t kPairwisePath = 32;
+  if (path.size() > kPairwisePath) {
+    if (path_mark_.size() < links_.size()) path_mark_.resize(links_.size(), 0);
+    if (++path_epoch_ == 0) {
+      std::fill(path_mark_.begin(), path_mark_.end(), 0);
+      path_epoch_ = 1;
+    }
+  }
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (path[i].index >= links_.size()) throw std::out_of_range("FlowNetwork: unknown link");
-    for (std::size_t j = 0; j < i; ++j) {
-      if (path[j] == path[i]) throw std::invalid_argument("FlowNetwork: link repeated in path");
+    if (path.size() > kPairwisePath) {
+      if (path_mark_[path[i].index] == path_epoch_)
+        throw std::invalid_argument("FlowNetwork: link repeated in path");
+      path_mark_[path[i].index] = path_epoch_;
+    } else {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (path[j] == path[i]) throw std::invalid_argument("FlowNetwork: link repeated in path");
+      }
     }
     latency += links_[path[i].index].latency;
   }

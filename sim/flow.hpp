@@ -355,6 +355,8 @@ class FlowNetwork {
 
   Simulator& sim_;
   std::vector<Link> links_;
+  std::vector<uint32_t> path_mark_;  // by link: the epoch of the last long path checked over it
+  uint32_t path_epoch_ = 0;
   std::vector<Flow> flows_;
   // Every moving flow's hops, contiguous per flow (a flow slot keeps its room when reused), so
   // that a pair entry names its hop directly.

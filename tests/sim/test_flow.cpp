@@ -412,3 +412,26 @@ TEST_CASE("A flow slot reused on another island leaves the first island's caps i
   CHECK(net.flow_rate(z) == Approx(3.5 * kGB));
   CHECK(net.flow_rate(w) == Approx(4 * kGB));
 }
+
+TEST_CASE("a path may not cross a link twice (short and long paths)", "[unit]") {
+  Simulator sim;
+  FlowNetwork net(sim);
+  std::vector<LinkId> links;
+  for (int i = 0; i < 50; ++i) links.push_back(net.add_link("l" + std::to_string(i), 1e9));
+  // Short path (pairwise check) and long path (marks) with a repeat.
+  CHECK_THROWS_AS(net.start_flow({links[0], links[1], links[0]}, 1e6, [] {}),
+                  std::invalid_argument);
+  std::vector<LinkId> long_path(links.begin(), links.begin() + 40);
+  long_path.push_back(links[17]);
+  CHECK_THROWS_AS(net.start_flow(std::span<const LinkId>(long_path), 1e6, [] {}),
+                  std::invalid_argument);
+  // The same long path without the repeat, twice (a stale mark must not look like a repeat):
+  // 40 links of 1 GB/s, 1e6 bytes each, sharing every link: 2 ms for both.
+  long_path.pop_back();
+  int done = 0;
+  net.start_flow(std::span<const LinkId>(long_path), 1e6, [&] { ++done; });
+  net.start_flow(std::span<const LinkId>(long_path), 1e6, [&] { ++done; });
+  sim.run();
+  CHECK(done == 2);
+  CHECK(sim.now() == Time::from_ms(2));
+}

@@ -193,3 +193,18 @@ TEST_CASE("the same request gives the same result, bit for bit", "[property]") {
   CHECK(a.time_s == b.time_s);
   CHECK(a.bottleneck == b.bottleneck);
 }
+
+TEST_CASE("all-to-all across PCIe switches is bound by the switch uplinks", "[analytic]") {
+  // 4 GPUs, 2 per PCIe switch, every link 50 GB/s per direction. All-to-all of S per rank: each
+  // GPU sends S/4 to each of 3 others, 3S/4 through its own link; the 2 GPUs under a switch send
+  // 2 x 2 x S/4 = S through its uplink. So the uplink binds: transfer = S / 50 GB/s (max-min: the
+  // 4 flows through an uplink get 12.5 GB/s each; the same-switch flow then gets the rest of its
+  // GPU's link and finishes first, which does not shorten the uplink's S).
+  const hw::SystemSpec s =
+      hw::load_system_spec(std::string(RIDGE_TEST_DATA_DIR) + "/systems/pcie-4gpu.yaml");
+  const double bytes = 4e9;
+  const auto r = run(s, CollOp::kAllToAll, bytes, 4);
+  // NCCL's p2p latency on PCIe, Simple: ring baseLat 8.4 us + hwLat PCI 5.7 us.
+  CHECK(r.time_s == Approx(14.1e-6 + bytes / 50e9).epsilon(1e-6));
+  CHECK(r.bottleneck.find("pcie_switch") != std::string::npos);
+}
