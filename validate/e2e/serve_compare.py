@@ -115,6 +115,58 @@ def predict(ridge, d):
         "%s: %.2f" % (k, v * 1e3) for k, v in steps.items()))
 
 
+def warmup_shapes():
+    """The (rows, kv_len) decode shapes serve_llama.py's untimed warm-up ran, in its order: the
+    continuous loop over SLOTS + 2 requests waiting at t = 0 (outputs 8 + 2i), then the static
+    batch of the first BATCH of them. Its schedule depends on no timing (all arrive at once)."""
+    P = sl.PROMPT
+    reqs = [8 + 2 * i for i in range(sl.SLOTS + 2)]
+    seen, waiting, active, col = [], list(range(len(reqs))), [], 0
+    while waiting or active:
+        fin = []
+        if waiting and len(active) < sl.SLOTS:
+            r = waiting.pop(0)
+            if not active:
+                col = P
+            active.append([r, col - P, 1])
+        else:
+            seen.append((len(active), col + 1))
+            col += 1
+            for i, a in enumerate(active):
+                a[2] += 1
+                if a[2] >= reqs[a[0]]:
+                    fin.append(i)
+        for s in sorted(fin, reverse=True):
+            active[s] = active[-1]
+            active.pop()
+        if active:
+            sh = min(a[1] for a in active)
+            for a in active:
+                a[1] -= sh
+            col -= sh
+    omax = max(reqs[:sl.BATCH])
+    seen += [(sl.BATCH, P + step) for step in range(1, omax)]
+    return seen
+
+
+def shape_split(recs):
+    """Decode iterations split by whether their (rows, kv_len) attention shape ran before in the
+    process (warm-up, then the timed runs in order: static first)."""
+    seen = set(warmup_shapes())
+    out = {}
+    for name in ("static", "continuous"):
+        it = recs[name]["iterations"]
+        fast = min(i["probe_us"] for i in it)
+        for i in it:
+            if i["kind"] != "decode":
+                continue
+            k = (i["rows"], i["kv_len"])
+            out.setdefault((name, k in seen), []).append(
+                (i["forward_end_s"] - i["start_s"], i["probe_us"], i["probe_us"] <= 1.25 * fast))
+            seen.add(k)
+    return out
+
+
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if xs else None
@@ -151,7 +203,7 @@ def compare(ridge, d):
                      "%d of %d" % (len(nominal), len(it)), None, None))
         rows.append((name, "CPU probe fastest / median (us)",
                      "%.0f / %.0f" % (fast, median([i["probe_us"] for i in it])), None, None))
-        if "housekeeping_s" in meas:
+        if name == "continuous":
             rows.append((name, "loop housekeeping, total (ms)", "%.1f" % (meas["housekeeping_s"]
                                                                          * 1e3), None, None))
     # Per-step check: measured decode forward (start to synchronised end) by batch size, at
@@ -190,6 +242,23 @@ def compare(ridge, d):
             print("| %d | %s | %d (%d) | %.2f | %.2f | %.2f | %+.1f%% |"
                   % (n, name, len(sel), len(nom), raw * 1e3, sc * 1e3, ridge_s * 1e3,
                      100 * (ridge_s - sc) / sc))
+
+
+    print()
+    print("| decode steps | run | iterations | nominal | p50 all (ms) | p50 nominal (ms) | "
+          "p50 nominal at host_probe_us (ms) | Ridge, forward (ms) |")
+    print("|---|---|---|---|---|---|---|---|")
+    split = shape_split(recs)
+    for name in ("static", "continuous"):
+        for seen in (False, True):
+            xs = split.get((name, seen), [])
+            nom = [x for x in xs if x[2]]
+            print("| %s | %s | %d | %d | %.1f | %.1f | %.1f | %.2f |"
+                  % ("shape seen before" if seen else "first of its shape", name, len(xs),
+                     len(nom), median([x[0] for x in xs]) * 1e3,
+                     median([x[0] for x in nom]) * 1e3,
+                     median([x[0] * probe_ref / x[1] for x in nom]) * 1e3,
+                     steps[str(sl.BATCH)] * 1e3))
 
 
 def main():
