@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "hw/gpu_loader.hpp"
 #include "workloads/serving.hpp"
@@ -397,4 +398,125 @@ TEST_CASE("disaggregated prefill/decode: TTFT, KV transfer and decodes add up",
       Approx(prefill + transfer + cost.exact(d1).total_s + cost.exact(d2).total_s).epsilon(1e-12));
   CHECK(r.requests == 1);
   CHECK(r.output_tokens == 3);
+}
+
+// ---- H200 serving validation, run 2 (validate/data/h200/serve2; validate/README.md, serving) ----
+// serve_llama.py's static and continuous loops measured once on the H200, against Ridge's
+// prediction of the same request lists (the committed studies beside the record, whose numbers
+// were committed before the measurement in predictions.json).
+namespace {
+
+const std::string kServe2 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve2/";
+
+const nlohmann::json& serve2_record() {
+  static const nlohmann::json doc = [] {
+    std::ifstream in(kServe2 + "e2e_serve.json");
+    REQUIRE(in);
+    return nlohmann::json::parse(in);
+  }();
+  return doc;
+}
+
+double rel(double predicted, double measured) {
+  return (predicted - measured) / measured;
+}
+
+// A decode step's time at the host speed Ridge prices (e2e_compare.hpp): measured x
+// host_probe_us / the step's CPU probe, for steps issued at nominal host speed only.
+struct Step {
+  long long rows, kv_len;
+  double scaled_s;
+};
+
+// The run's decode steps whose attention shape (rows, kv_len) already ran earlier in the timed
+// runs (static first, then continuous, as the script ran them) and whose probe is nominal
+// (<= kNominalProbeRatio x the run's fastest). The first step of each shape pays a one-off cost
+// of ~40 ms (see the README) that Ridge does not model; these are the steady-state steps.
+std::map<std::string, std::vector<Step>> serve2_steady_steps(double host_probe_s) {
+  std::map<std::string, std::vector<Step>> out;
+  std::set<std::pair<long long, long long>> seen;
+  for (const char* policy : {"static", "continuous"})
+    for (const auto& rec : serve2_record()["records"]) {
+      if (rec["params"]["policy"] != policy) continue;
+      double fastest = 1e9;
+      for (const auto& it : rec["iterations"])
+        fastest = std::min(fastest, it["probe_us"].get<double>());
+      for (const auto& it : rec["iterations"]) {
+        if (it["kind"] != "decode") continue;
+        const std::pair<long long, long long> shape{it["rows"].get<long long>(),
+                                                    it["kv_len"].get<long long>()};
+        const double probe = it["probe_us"].get<double>();
+        const double t = it["forward_end_s"].get<double>() - it["start_s"].get<double>();
+        if (seen.count(shape) && probe <= 1.25 * fastest)
+          out[policy].push_back({shape.first, shape.second, t * host_probe_s / (probe * 1e-6)});
+        seen.insert(shape);
+      }
+    }
+  return out;
+}
+
+}  // namespace
+
+// The targets on run 2: throughput and p50s within 10%, p99s within 20%. NOT MET, by far
+// (static +216% on throughput, continuous TTFT p50 -99.7%): the loops pay ~40 ms at the first
+// decode step of every new (batch, kv_len) attention shape, which Ridge's eager model does not
+// represent (validate/README.md, serving, run 2). Marked to fail: Catch reports it passed only
+// while some metric is outside its budget; when all are within, the tag must come off.
+TEST_CASE("H200 serving run 2: throughput and p50 within 10%, p99 within 20% (target, not met)",
+          "[validation][serving][!shouldfail]") {
+  for (const char* policy : {"static", "continuous"}) {
+    const auto run = run_serve(load_serve_study(kServe2 + policy + ".yaml"));
+    const nlohmann::json pred = serve_json(run);
+    for (const auto& rec : serve2_record()["records"]) {
+      if (rec["params"]["policy"] != policy) continue;
+      const auto& m = rec["summary"];
+      INFO(policy);
+      CHECK(std::fabs(rel(pred["requests_per_s"], m["requests_per_s"])) <= 0.10);
+      for (const char* k : {"ttft", "tpot", "e2e"}) {
+        INFO(k);
+        CHECK(std::fabs(rel(pred[k]["p50_s"], m[k]["p50_s"])) <= 0.10);
+        CHECK(std::fabs(rel(pred[k]["p99_s"], m[k]["p99_s"])) <= 0.20);
+      }
+    }
+  }
+}
+
+// Regression guard (not the target) on what run 2 does support:
+// - the static schedule: Ridge's static scheduler runs exactly the measured 883 iterations for
+//   the recorded request list (batches of 8 in id order, each 1 prefill + its longest output - 1
+//   decodes);
+// - the steady-state eager decode step: over the decode steps of an attention shape already run
+//   and issued at nominal host speed, scaled to the model's host speed, the median of Ridge's
+//   step (hf_eager engine, no CPU overhead, at the step's own batch and context) over the measured
+//   one is within 10% in each loop. Measured: static 171 steps, continuous 204; median
+//   predicted / measured 1.053 and 1.062 (Ridge ~9.5 ms against ~9.0 and ~8.9 ms).
+TEST_CASE("H200 serving run 2: static schedule and steady-state decode step (guard)",
+          "[validation][serving]") {
+  const auto study = load_serve_study(kServe2 + "static.yaml");
+  const auto run = run_serve(study);
+  for (const auto& rec : serve2_record()["records"])
+    if (rec["params"]["policy"] == "static")
+      CHECK(run.result.iterations == static_cast<std::int64_t>(rec["iterations"].size()));
+  EngineCost e = study.engine;
+  REQUIRE(e.hf_eager);
+  e.cpu_overhead_s = 0;
+  IterationCostModel cost(run.model.transformer(), run.gpu, e);
+  const auto steps = serve2_steady_steps(run.gpu.param("host_probe_us"));
+  for (const char* policy : {"static", "continuous"}) {
+    const auto it = steps.find(policy);
+    REQUIRE(it != steps.end());
+    REQUIRE(it->second.size() >= 100);
+    std::vector<double> ratio;
+    for (const Step& s : it->second) {
+      BatchShape b;
+      b.decodes = s.rows;
+      b.decode_context_max = s.kv_len - 1;
+      b.decode_context_sum = b.decode_context_max * s.rows;
+      ratio.push_back(cost.time(b).total_s / s.scaled_s);
+    }
+    std::nth_element(ratio.begin(), ratio.begin() + ratio.size() / 2, ratio.end());
+    INFO(policy << ": " << it->second.size() << " steps, median predicted/measured "
+                << ratio[ratio.size() / 2]);
+    CHECK(std::fabs(ratio[ratio.size() / 2] - 1) <= 0.10);
+  }
 }

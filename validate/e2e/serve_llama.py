@@ -1,22 +1,35 @@
-"""Ridge e2e: serving runs on one GPU, plain PyTorch, random-weight Llama-3.2 1B shape, bf16.
+"""Ridge e2e: serving runs on one GPU, plain PyTorch eager (no CUDA graphs), random-weight
+Llama-3.2 1B shape, bf16 (decode_llama.py's model: its forward is the op sequence Ridge's hf_eager
+engine model times, workloads/transformer.cpp build_prefill / build_decode_step).
 
 Two request sets, each recorded with its exact requests (arrival, prompt, output tokens):
-  static      HF-generate-style static batching: batches of BATCH requests in id order, prompts of
-              equal length, one batched prefill (decode_llama.py's model and op sequence), then
-              decode steps of the whole batch (finished rows keep running) until the batch's
-              longest output is done; a request completes when its batch does.
-  continuous  iteration-level batching over SLOTS sequence slots, vLLM V0's order: whenever a
-              request waits and a slot is free, the iteration is the prefill of the oldest waiting
-              request alone (decode_llama.py's prefill into its slot's cache rows); otherwise one
-              decode step of every running sequence, each at its own position (per-row RoPE,
-              per-row cache write by index_put, SDPA over the longest context with a per-row
-              boolean mask). A finished sequence frees its slot at once; the last slot's sequence
-              moves into it (its cache rows copied) so that running sequences stay in rows 0..n-1.
-              Poisson arrivals, the loop waits for arrivals in real time.
-Every iteration ends with torch.cuda.synchronize() (a token is known before the next iteration, as
-an engine needs for stopping and streaming). Per request: first-token and finish times from the
-run's start; per iteration: kind, rows, kv_len, wall time, and the time outside the forward call.
-Usage: python3 validate/e2e/serve_llama.py --out OUT/e2e_serve.json --budget 150
+  static      HF-generate-style static batching: batches of BATCH requests in id order (all arrive
+              at t = 0), prompts of equal length, one batched prefill, then decode steps of the
+              whole batch at one position (finished rows keep running) until the batch's longest
+              output is done; a request completes when its batch does (generate returns the batch).
+  continuous  iteration-level batching over SLOTS cache rows, vLLM V0's order: whenever a request
+              waits and a row is free, the iteration is the prefill of the oldest waiting request
+              alone; otherwise ONE batched decode step of every running sequence: decode_llama's
+              forward over rows 0..n-1 with one write column C for all rows (the KV cache is
+              left-padded: a sequence admitted when the write column is C holds its prompt in
+              columns C-PROMPT..C-1), index_copy_ at C, SDPA over columns 0..C with no mask, greedy
+              argmax copied back into the token rows. This is Ridge's eager decode graph at batch n
+              and context C (= the longest running sequence's tokens: when the sequence that started
+              at column 0 finishes, the remaining rows are shifted left so that the oldest again
+              starts at column 0). A finished sequence frees its row at once; the last row's
+              sequence moves into it (its cache columns copied) so running rows stay 0..n-1. The
+              shift and the move are the loop's housekeeping, timed apart (housekeeping_s).
+              Poisson arrivals; the loop sleeps until the next arrival when nothing runs.
+What the loop does not do that a real engine would: mask the pad columns (the attention reads them,
+as Ridge's graph reads the longest context for every row; a boolean mask would take another SDPA
+backend), per-row RoPE positions (every row uses column C's: the same ops and kernels; timing does
+not depend on positions' values, the weights are random).
+Every iteration ends with torch.cuda.synchronize() (a token is known before the next iteration).
+After each iteration the loop times e2e_common.cpu_probe_us() (the host's Python speed then);
+an iteration's probe_us is the larger of the probes before and after it. Per request: first-token,
+last-token and finish times from the run's start; per iteration: kind, rows, kv_len, column,
+start, forward end, end, housekeeping and probe.
+Usage: python3 validate/e2e/serve_llama.py --out OUT/e2e_serve.json --budget 240 [--rate 3]
 """
 
 import gc
@@ -28,25 +41,31 @@ import time
 from collections import deque
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from decode_llama import MODELS, build_bf16, gqa_supported, make_caches  # noqa: E402
-from e2e_common import Budget, RecordFile, log, parse_common_args, start_run  # noqa: E402
+from decode_llama import MAX_LEN, MODELS, build_bf16, gqa_supported, make_caches  # noqa: E402
+from e2e_common import (CPU_PROBE_WORK, Budget, RecordFile, cpu_probe_us, log,  # noqa: E402
+                        start_run)
 
 CFG = [m for m in MODELS if m["model"] == "llama3.2-1b"][0]
 PROMPT = 256
 STATIC_REQUESTS, BATCH = 32, 8
-CONT_REQUESTS, SLOTS, RATE = 64, 16, 10.0
+CONT_REQUESTS, SLOTS = 64, 16
+# Offered load of the continuous set. Chosen before measuring from Ridge's prediction of this loop
+# (validate/README.md, serving, run 2): about 40% of the rate the loop serves when overloaded.
+RATE = 3.0
 OUT_LO, OUT_HI = 16, 256
 SEED = 1234
+CONT_SEED = 4321
 
 
-def request_lists():
+def request_lists(rate):
     rng = random.Random(SEED)
     static = [dict(id=i, arrival_s=0.0, prompt_tokens=PROMPT,
                    output_tokens=rng.randint(OUT_LO, OUT_HI)) for i in range(STATIC_REQUESTS)]
+    rng = random.Random(CONT_SEED)
     t = 0.0
     cont = []
     for i in range(CONT_REQUESTS):
-        t += rng.expovariate(RATE)
+        t += rng.expovariate(rate)
         cont.append(dict(id=i, arrival_s=round(t, 6), prompt_tokens=PROMPT,
                          output_tokens=rng.randint(OUT_LO, OUT_HI)))
     return static, cont
@@ -77,107 +96,83 @@ def summary(reqs, res):
     return s
 
 
-def lm_logits(torch, F, model, x):
-    x = model.norm(x)
-    if CFG["tied_embeddings"]:
-        return F.linear(x, model.embed_tokens.weight)
-    return model.lm_head(x)
+class Probes:
+    """One CPU probe between consecutive iterations; an iteration's probe is the larger of the
+    probes on either side of it."""
+
+    def __init__(self):
+        self.last = cpu_probe_us()
+
+    def after(self, it):
+        p = cpu_probe_us()
+        it["probe_us"] = round(max(self.last, p), 3)
+        self.last = p
 
 
-def make_decode_rows(torch, F, model, use_gqa):
-    """One decode step of rows 0..n-1, each at its own position; returns the argmax tokens."""
-    H, KV, hd = CFG["heads"], CFG["kv_heads"], CFG["head_dim"]
-    rep = H // KV
-
-    def rotate_half(x):
-        x1 = x[..., : x.shape[-1] // 2]
-        x2 = x[..., x.shape[-1] // 2:]
-        return torch.cat((-x2, x1), dim=-1)
-
-    def step(tok, pos, caches, kv_len):
-        n = tok.shape[0]
-        rows = torch.arange(n, device="cuda")
-        x = model.embed_tokens(tok)                                     # [n, 1, d]
-        cos = model.cos_table.index_select(0, pos).to(x.dtype)[:, None, None, :]
-        sin = model.sin_table.index_select(0, pos).to(x.dtype)[:, None, None, :]
-        mask = (torch.arange(kv_len, device="cuda")[None, :] <= pos[:, None])[:, None, None, :]
-        for i, layer in enumerate(model.layers):
-            a = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = a.q_proj(h).view(n, 1, H, hd).transpose(1, 2)
-            k = a.k_proj(h).view(n, 1, KV, hd).transpose(1, 2)
-            v = a.v_proj(h).view(n, 1, KV, hd).transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
-            kc, vc = caches[i]
-            kc[rows, :, pos] = k[:, :, 0, :]
-            vc[rows, :, pos] = v[:, :, 0, :]
-            kk = kc[:n, :, :kv_len]
-            vv = vc[:n, :, :kv_len]
-            if use_gqa:
-                o = F.scaled_dot_product_attention(q, kk, vv, attn_mask=mask, enable_gqa=True)
-            else:
-                o = F.scaled_dot_product_attention(q, kk.repeat_interleave(rep, dim=1),
-                                                   vv.repeat_interleave(rep, dim=1),
-                                                   attn_mask=mask)
-            o = o.transpose(1, 2).reshape(n, 1, H * hd)
-            x = x + a.o_proj(o)
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return lm_logits(torch, F, model, x)[:, -1, :].argmax(dim=-1, keepdim=True)
-
-    return step
-
-
-def run_static(torch, model, reqs):
+def run_static(torch, model, reqs, ar):
     res, iters = {}, []
     vocab = CFG["vocab"]
     caches = make_caches(torch, CFG, BATCH)
-    pos_pre = torch.arange(PROMPT, device="cuda")
+    nb = (len(reqs) + BATCH - 1) // BATCH
+    prompts = [torch.randint(0, vocab, (min(BATCH, len(reqs) - b * BATCH), PROMPT), device="cuda")
+               for b in range(nb)]
+    views = {n: [(k[:n], v[:n]) for k, v in caches] for n in range(1, BATCH + 1)}
+    pos_pre = ar[:PROMPT]
     torch.cuda.synchronize()
+    probes = Probes()
     t0 = time.perf_counter()
-    for b in range(0, len(reqs), BATCH):
-        batch = reqs[b:b + BATCH]
+    for bi in range(nb):
+        batch = reqs[bi * BATCH:(bi + 1) * BATCH]
         n = len(batch)
-        cs = caches if n == BATCH else [(k[:n], v[:n]) for k, v in caches]
+        cs = views[n]
         omax = max(r["output_tokens"] for r in batch)
         ts = time.perf_counter()
-        tokens = torch.randint(0, vocab, (n, PROMPT), device="cuda")
-        logits = model(tokens, pos_pre, cs, PROMPT, True)
+        logits = model(prompts[bi], pos_pre, cs, PROMPT, True)
         tok = logits[:, -1, :].argmax(dim=-1, keepdim=True)
         torch.cuda.synchronize()
         te = time.perf_counter()
-        iters.append(dict(kind="prefill", rows=n, kv_len=PROMPT, start_s=ts - t0, end_s=te - t0))
+        it = dict(kind="prefill", rows=n, kv_len=PROMPT, start_s=ts - t0, forward_end_s=te - t0,
+                  end_s=te - t0)
         for r in batch:
             res[r["id"]] = dict(first_token_s=te - t0, last_token_s=te - t0, generated=1)
+        probes.after(it)
+        iters.append(it)
         for step in range(1, omax):
+            c = PROMPT + step - 1
             ts = time.perf_counter()
-            pos = torch.tensor([PROMPT + step - 1], device="cuda")
-            logits = model(tok, pos, cs, PROMPT + step, False)
-            tok = logits[:, -1, :].argmax(dim=-1, keepdim=True)
+            logits = model(tok, ar[c:c + 1], cs, c + 1, False)
+            tok.copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
             torch.cuda.synchronize()
             te = time.perf_counter()
-            iters.append(dict(kind="decode", rows=n, kv_len=PROMPT + step, start_s=ts - t0,
-                              end_s=te - t0))
+            it = dict(kind="decode", rows=n, kv_len=c + 1, start_s=ts - t0,
+                      forward_end_s=te - t0, end_s=te - t0)
             for r in batch:
                 q = res[r["id"]]
                 if q["generated"] < r["output_tokens"]:
                     q["generated"] += 1
                     q["last_token_s"] = te - t0
+            probes.after(it)
+            iters.append(it)
+        fin = time.perf_counter() - t0  # generate() returns the whole batch
         for r in batch:
-            res[r["id"]]["finish_s"] = time.perf_counter() - t0  # generate() returns the batch
-    del caches
+            res[r["id"]]["finish_s"] = fin
+    del caches, views
     return res, iters
 
 
-def run_continuous(torch, model, step_fn, reqs, timed=True):
+def run_continuous(torch, model, reqs, ar):
     vocab = CFG["vocab"]
     caches = make_caches(torch, CFG, SLOTS)
+    views = {n: [(k[:n], v[:n]) for k, v in caches] for n in range(1, SLOTS + 1)}
+    rowv = {s: [(k[s:s + 1], v[s:s + 1]) for k, v in caches] for s in range(SLOTS)}
+    prompts = torch.randint(0, vocab, (len(reqs), PROMPT), device="cuda")
     tokbuf = torch.zeros((SLOTS, 1), dtype=torch.long, device="cuda")
-    pos_pre = torch.arange(PROMPT, device="cuda")
     res, iters = {}, []
     waiting, active = deque(), []
     nxt, done = 0, 0
+    col = 0  # the next write column of every running row
     torch.cuda.synchronize()
+    probes = Probes()
     t0 = time.perf_counter()
     while done < len(reqs):
         now = time.perf_counter() - t0
@@ -186,100 +181,138 @@ def run_continuous(torch, model, step_fn, reqs, timed=True):
             nxt += 1
         if not waiting and not active:
             time.sleep(max(0.0, reqs[nxt]["arrival_s"] - now))
+            probes.last = cpu_probe_us()
             continue
         ts = time.perf_counter()
         finished = []
         if waiting and len(active) < SLOTS:
             r = waiting.popleft()
             s = len(active)
-            cs = [(k[s:s + 1], v[s:s + 1]) for k, v in caches]
-            tokens = torch.randint(0, vocab, (1, PROMPT), device="cuda")
-            logits = model(tokens, pos_pre, cs, PROMPT, True)
+            if not active:
+                col = PROMPT
+            logits = model(prompts[r["id"]:r["id"] + 1], ar[col - PROMPT:col], rowv[s], PROMPT,
+                           True)
             tokbuf[s:s + 1].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
             torch.cuda.synchronize()
             tf = time.perf_counter()
-            st = dict(req=r, pos=PROMPT, generated=1)
             res[r["id"]] = dict(first_token_s=tf - t0, last_token_s=tf - t0)
-            active.append(st)
+            active.append(dict(req=r, start=col - PROMPT, generated=1))
             if r["output_tokens"] <= 1:
                 finished.append(s)
-            kind, rows, kv = "prefill", 1, PROMPT
+            kind, rows, kv, at = "prefill", 1, PROMPT, col
         else:
             n = len(active)
-            pos = torch.tensor([a["pos"] for a in active], device="cuda")
-            kv = max(a["pos"] for a in active) + 1
-            tokbuf[:n].copy_(step_fn(tokbuf[:n], pos, caches, kv))
+            logits = model(tokbuf[:n], ar[col:col + 1], views[n], col + 1, False)
+            tokbuf[:n].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
             torch.cuda.synchronize()
             tf = time.perf_counter()
+            kind, rows, kv, at = "decode", n, col + 1, col
+            col += 1
             for i, a in enumerate(active):
-                a["pos"] += 1
                 a["generated"] += 1
                 res[a["req"]["id"]]["last_token_s"] = tf - t0
                 if a["generated"] >= a["req"]["output_tokens"]:
                     finished.append(i)
-            kind, rows = "decode", n
+        # Housekeeping: free finished rows (the last row moves in), then shift left so that the
+        # oldest running sequence starts at column 0.
+        moved = shifted = 0
         for s in sorted(finished, reverse=True):
             a = active[s]
             res[a["req"]["id"]]["finish_s"] = res[a["req"]["id"]]["last_token_s"]
             done += 1
             last = len(active) - 1
             if s != last:
-                L = active[last]["pos"]
+                lo = active[last]["start"]
                 for k, v in caches:
-                    k[s, :, :L].copy_(k[last, :, :L])
-                    v[s, :, :L].copy_(v[last, :, :L])
+                    k[s, :, lo:col].copy_(k[last, :, lo:col])
+                    v[s, :, lo:col].copy_(v[last, :, lo:col])
                 tokbuf[s].copy_(tokbuf[last])
                 active[s] = active[last]
+                moved += 1
             active.pop()
+        if active:
+            sh = min(a["start"] for a in active)
+            if sh > 0:
+                n = len(active)
+                for k, v in caches:
+                    k[:n, :, :col - sh].copy_(k[:n, :, sh:col].clone())
+                    v[:n, :, :col - sh].copy_(v[:n, :, sh:col].clone())
+                for a in active:
+                    a["start"] -= sh
+                col -= sh
+                shifted = sh
+        if moved or shifted:
+            torch.cuda.synchronize()
         te = time.perf_counter()
-        iters.append(dict(kind=kind, rows=rows, kv_len=kv, start_s=ts - t0, forward_end_s=tf - t0,
-                          end_s=te - t0))
-    del caches
+        it = dict(kind=kind, rows=rows, kv_len=kv, column=at, start_s=ts - t0,
+                  forward_end_s=tf - t0, end_s=te - t0, housekeeping_s=te - tf,
+                  rows_moved=moved, shift=shifted)
+        probes.after(it)
+        iters.append(it)
+    del caches, views, rowv
     return res, iters
 
 
 def main():
-    args = parse_common_args(sys.argv[1:], "e2e_serve.json", 150)
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="e2e_serve.json")
+    ap.add_argument("--budget", type=float, default=240)
+    ap.add_argument("--rate", type=float, default=RATE, help="continuous set: Poisson req/s")
+    args = ap.parse_args(sys.argv[1:])
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/serve_llama.py")
     torch, nn, F = start_run(out, "serve_llama", e2e=False)
     use_gqa = gqa_supported(torch, F)
     out.doc["environment"]["sdpa_enable_gqa"] = use_gqa
+    out.doc["environment"]["cuda_graphs"] = False
+    out.doc["environment"]["cpu_probe"] = CPU_PROBE_WORK
     torch.manual_seed(SEED)
-    static_reqs, cont_reqs = request_lists()
+    static_reqs, cont_reqs = request_lists(args.rate)
     with torch.inference_mode():
         model = build_bf16(torch, nn, F, CFG, use_gqa)
-        step_fn = make_decode_rows(torch, F, model, use_gqa)
+        ar = torch.arange(MAX_LEN, device="cuda")
         # Warm-up: every code path once (cuBLAS heuristics, SDPA backends, allocator), untimed.
         try:
-            warm = [dict(id=i, arrival_s=0.0, prompt_tokens=PROMPT, output_tokens=12)
+            warm = [dict(id=i, arrival_s=0.0, prompt_tokens=PROMPT, output_tokens=8 + 2 * i)
                     for i in range(SLOTS + 2)]
-            run_continuous(torch, model, step_fn, warm)
-            run_static(torch, model, [dict(r) for r in warm[:BATCH]])
+            run_continuous(torch, model, warm, ar)
+            run_static(torch, model, [dict(r) for r in warm[:BATCH]], ar)
             log("warm-up done")
         except Exception as e:  # noqa: BLE001
             out.error("warmup", e)
-        for name, reqs, fn in (("static", static_reqs, lambda: run_static(torch, model, static_reqs)),
-                               ("continuous", cont_reqs,
-                                lambda: run_continuous(torch, model, step_fn, cont_reqs))):
+        for name, reqs, fn in (("static", static_reqs, run_static),
+                               ("continuous", cont_reqs, run_continuous)):
             case = "e2e/serve/%s/llama3.2-1b" % name
             if not budget.ok(20):
                 out.skip(case, "budget (%.1fs left)" % budget.left())
                 continue
             try:
                 log("%s: %d requests" % (case, len(reqs)))
-                res, iters = fn()
+                res, iters = fn(torch, model, reqs, ar)
                 s = summary(reqs, res)
+                probes = [i["probe_us"] for i in iters]
+                fastest = min(probes)
+                s["probe_fastest_us"] = fastest
+                s["probe_median_us"] = pct(probes, 50)
+                s["iterations_nominal"] = sum(1 for p in probes if p <= 1.25 * fastest)
+                s["housekeeping_s"] = sum(i.get("housekeeping_s", 0.0) for i in iters)
                 out.add(dict(id=case, op="serve", params=dict(
                     model="llama3.2-1b", policy=name, prompt=PROMPT,
                     batch=BATCH if name == "static" else None,
                     slots=SLOTS if name == "continuous" else None,
-                    rate_per_s=RATE if name == "continuous" else None, seed=SEED),
+                    rate_per_s=args.rate if name == "continuous" else None,
+                    seed=SEED if name == "static" else CONT_SEED, cuda_graph=False),
                     requests=reqs, results=[dict(id=r["id"], **res[r["id"]]) for r in reqs],
                     iterations=iters, summary=s))
-                log("%s: %.2f req/s, ttft p50 %.1f ms, e2e p50 %.1f ms p99 %.1f ms, %d iterations"
+                log("%s: %.2f req/s, ttft p50 %.1f ms, tpot p50 %.2f ms, e2e p50 %.1f ms p99 "
+                    "%.1f ms, %d iterations (%d at nominal host speed, probe fastest %.0f us "
+                    "median %.0f us)"
                     % (case, s["requests_per_s"], s["ttft"]["p50_s"] * 1e3,
-                       s["e2e"]["p50_s"] * 1e3, s["e2e"]["p99_s"] * 1e3, len(iters)))
+                       s["tpot"]["p50_s"] * 1e3, s["e2e"]["p50_s"] * 1e3,
+                       s["e2e"]["p99_s"] * 1e3, len(iters), s["iterations_nominal"], fastest,
+                       s["probe_median_us"]))
             except Exception as e:  # noqa: BLE001
                 out.error(case, e)
             gc.collect()
