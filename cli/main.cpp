@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_calibrate(app, action);
   ridge::cli::register_compare(app, action);
   ridge::cli::register_run(app, action);
+  ridge::cli::register_import(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -54,7 +54,7 @@ class Run {
     optimizer_tensor_ = param("host_optimizer_tensor");
     launch_cuda_ = Time::from_seconds(gpu.param("host_launch_cuda"));
     graph_per_kernel_ = Time::from_seconds(gpu.param("graph_launch_per_kernel"));
-    gap_ = Time::from_seconds(gpu.param("kernel_gap"));
+    gap_ = Time::from_seconds(o.kernel_gap_s >= 0 ? o.kernel_gap_s : gpu.param("kernel_gap"));
     graph_saving_s_ = gpu.param("graph_kernel_saving");
   }
 
@@ -122,7 +122,7 @@ class Run {
   Time launch_cost(int id, const OpNode& n) {
     const int kernels = kernels_of(n);
     kernels_ += kernels;
-    if (n.kind == NodeKind::kWait) return Time::zero();
+    if (n.kind == NodeKind::kWait || o_.host_from_graph) return Time::zero();
     if (g_.captured(id)) {
       Time t = graph_per_kernel_ * std::max(0, kernels);
       if (id == g_.captured_begin) t += launch_cuda_;
@@ -266,6 +266,8 @@ class Run {
     const OpNode& n = g_.op(id);
     // Candidates: host issue, stream predecessor (+gap), data dependencies.
     Time earliest = st_[static_cast<std::size_t>(id)].issue;
+    if (static_cast<std::size_t>(id) < o_.launch_latency_s.size())
+      earliest += Time::from_seconds(o_.launch_latency_s[static_cast<std::size_t>(id)]);
     Binder b = Binder::kHostIssue;
     int bop = id;
     if (q.last >= 0) {

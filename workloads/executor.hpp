@@ -54,6 +54,14 @@ struct ExecOptions {
   std::map<Category, double> category_speedup;  ///< op classes sped up (what-if)
   std::map<std::string, double> kind_speedup;   ///< op kinds ("gemm", "attention") sped up
   int copy_engines = 2;
+  /// Imported runs (workloads/imported_run.hpp): the graph's host nodes hold all host time, as
+  /// measured, so launches cost the host nothing more.
+  bool host_from_graph = false;
+  /// Gap between back-to-back kernels on a stream; < 0: the GPU's kernel_gap parameter.
+  double kernel_gap_s = -1;
+  /// Least time from a launch's issue to its start on the device, per graph node (imported runs:
+  /// as measured); empty: none.
+  std::vector<double> launch_latency_s;
 };
 
 struct Execution {
