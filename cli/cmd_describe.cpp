@@ -29,13 +29,17 @@ void register_describe(CLI::App& app, Action& action) {
   auto* cmd =
       app.add_subcommand("describe", "the op vocabulary (ops) or the model parameters (params)");
   auto what = std::make_shared<std::string>("ops");
-  cmd->add_option("what", *what, "ops or params")->check(CLI::IsMember({"ops", "params"}));
+  cmd->add_option("what", *what,
+                  "ops, params, graph (kind: graph files) or import (imported graphs)")
+      ->check(CLI::IsMember({"ops", "params", "graph", "import"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
       nlohmann::json j = nlohmann::json::array();
       std::string text;
-      if (*what == "ops") {
+      if (*what == "graph" || *what == "import") {
+        text = describe_import_topic(*what, j);
+      } else if (*what == "ops") {
         for (const auto& op : models::op_vocabulary()) {
           nlohmann::json params = nlohmann::json::array();
           Table t({"parameter", "type", "default", "meaning"});

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "hw/gpu_loader.hpp"
+#include "workloads/graph_yaml.hpp"
 #include "workloads/import_kineto.hpp"
 #include "workloads/imported_run.hpp"
 
@@ -85,7 +86,89 @@ void register_import(CLI::App& app, Action& action) {
 }  // namespace ridge::cli
 
 namespace ridge::cli {
-int run_graph_yaml_file(const std::string&, const std::string&, const std::string&, bool) {
-  throw std::invalid_argument("kind: graph: not yet");
+int run_graph_yaml_file(const std::string& path, const std::string& gpu, const std::string& mode,
+                        bool json) {
+  workloads::GraphFile f = workloads::load_graph_yaml(path);
+  if (mode == "detailed")
+    f.mode = workloads::TimingMode::kDetailed;
+  else if (mode == "fast")
+    f.mode = workloads::TimingMode::kFast;
+  else if (!mode.empty())
+    throw std::invalid_argument("--mode: expected fast or detailed");
+  const hw::GpuSpec g = hw::find_gpu(gpu.empty() ? f.gpu : gpu);
+  const workloads::GraphRun r = workloads::run_graph(f, g);
+  std::vector<std::pair<std::string, std::string>> files = f.files;
+  for (const auto& x : g.files) files.push_back(x);
+  nlohmann::json j = workloads::graph_run_json(f, r);
+  j["graph"] = path;
+  j["gpu"] = g.name;
+  j["provenance"] = provenance(files);
+  emit(json, workloads::graph_run_text(f, r, g.name) + "\n" + provenance_text(files), j);
+  return 0;
+}
+}  // namespace ridge::cli
+
+namespace ridge::cli {
+namespace {
+struct KeyDoc {
+  const char* key;
+  const char* meaning;
+};
+// `kind: graph` keys, as workloads/graph_yaml.cpp reads them.
+constexpr KeyDoc kGraphKeys[] = {
+    {"kind", "graph (required)"},
+    {"question", "text printed above the report"},
+    {"gpu", "GPU name or config file (default h200; `ridge run --gpu` overrides)"},
+    {"mode", "kernel model: fast (default) or detailed"},
+    {"kernel_gap", "time between back-to-back kernels on a stream (default: the GPU's kernel_gap)"},
+    {"what_if", "list of NAME*FACTOR: a category, op kind or GPU figure sped up"},
+    {"ops[].name", "required, unique; `after` refers to it"},
+    {"ops[].op", "a vocabulary op timed by the model: 'gemm m=4096 n=4096 k=4096 dtype=bf16'"},
+    {"ops[].time", "instead of op: a kernel of stated duration ('5 ms')"},
+    {"ops[].host", "instead of op: host work of stated duration ('95 ms')"},
+    {"ops[].category",
+     "gemm, attention, elementwise, memory_copy, optimizer, communication "
+     "(communication runs beside compute kernels)"},
+    {"ops[].stream", "stream name (default: the default stream)"},
+    {"ops[].after", "list of earlier ops that must end before it starts"},
+    {"ops[].repeat", "launched this many times back to back (default 1)"},
+    {"ops[].gap", "host time before each launch (default 0)"},
+};
+// ridge.imported_graph/1 op fields, as workloads/import_kineto.cpp writes them.
+constexpr KeyDoc kImportKeys[] = {
+    {"name", "the kernel's name as the trace gives it"},
+    {"class",
+     "gemm, attention, conv, elementwise, norm, softmax, reduction, copy, memset, "
+     "communication, optimizer, other"},
+    {"mapped", "true: `op` is a vocabulary op the model times; false: a custom op (measured time)"},
+    {"node", "kernel or copy"},
+    {"op", "{kind, params}: the vocabulary op, or custom from the launch configuration"},
+    {"stream", "the trace's stream id"},
+    {"start_ns", "measured GPU start, from the run's origin (first launch call or GPU start)"},
+    {"dur_ns", "measured duration"},
+    {"issue_ns", "start of the launch call (-1: none in the trace)"},
+    {"host_gap_ns", "host time since the previous op's launch call started"},
+    {"deps", "cross-stream dependencies (indexes of earlier ops) as the trace ordered them"},
+    {"cpu_op", "innermost CPU op that launched it (aten::addmm)"},
+    {"launch", "cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, cudaMemcpyAsync, ..."},
+    {"graph", "launched by a CUDA graph replay"},
+    {"grid, block, registers, shared_bytes", "launch configuration"},
+    {"detail", "bytes (memcpy/memset), collective, in_nelems, group_size (NCCL), trace_event"},
+};
+}  // namespace
+
+std::string describe_import_topic(const std::string& what, nlohmann::json& j) {
+  Table t({"key", "meaning"});
+  const bool graph = what == "graph";
+  const auto* begin = graph ? std::begin(kGraphKeys) : std::begin(kImportKeys);
+  const auto* end = graph ? std::end(kGraphKeys) : std::end(kImportKeys);
+  for (const auto* k = begin; k != end; ++k) {
+    t.row({k->key, k->meaning});
+    j.push_back({{"key", k->key}, {"meaning", k->meaning}});
+  }
+  return (graph ? std::string("`kind: graph` files (ridge run FILE.yaml; docs/import.md):\n")
+                : std::string("ridge.imported_graph/1 ops (ridge import kineto; ridge run "
+                              "GRAPH.json [--gpu b200]; docs/import.md):\n")) +
+         t.str();
 }
 }  // namespace ridge::cli

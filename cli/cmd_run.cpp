@@ -132,7 +132,8 @@ void register_run(CLI::App& app, Action& action) {
       if (!o.e2e_table.empty()) return e2e_table(o);
       if (path->size() > 5 && path->ends_with(".json"))
         return run_imported_file(*path, o.gpu, gpu_opt->count() > 0, o.mode, o.json);
-      if (is_graph_yaml(*path)) return run_graph_yaml_file(*path, o.gpu, o.mode, o.json);
+      if (is_graph_yaml(*path))
+        return run_graph_yaml_file(*path, gpu_opt->count() > 0 ? o.gpu : "", o.mode, o.json);
       if (path->empty())
         throw std::invalid_argument(
             "run: a study file is required (e.g. configs/studies/default.yaml)");

@@ -33,6 +33,9 @@ int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_
 int run_graph_yaml_file(const std::string& path, const std::string& gpu, const std::string& mode,
                         bool json);
 
+/// `ridge describe graph|import` (cli/cmd_import.cpp): the keys of those files; fills `j`.
+std::string describe_import_topic(const std::string& what, nlohmann::json& j);
+
 /// `ridge` with no arguments: the default study of the README.
 int run_default_study();
 

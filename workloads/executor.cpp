@@ -20,7 +20,8 @@ class Run {
         timer_(gpu, o.mode),
         host_(sim_, "host", 1),
         compute_(sim_, "compute", 1),
-        copy_(sim_, "copy", std::max(1, o.copy_engines)) {
+        copy_(sim_, "copy", std::max(1, o.copy_engines)),
+        comm_(sim_, "communication", 64) {
     const std::size_t n = g.size();
     rec_.resize(n);
     st_.resize(n);
@@ -87,7 +88,7 @@ class Run {
   const ExecOptions& o_;
   OpTimer timer_;
   sim::Simulator sim_;
-  sim::Resource host_, compute_, copy_;
+  sim::Resource host_, compute_, copy_, comm_;
   std::vector<OpRecord> rec_;
   std::vector<State> st_;
   std::vector<std::vector<int>> dependents_;
@@ -297,7 +298,11 @@ class Run {
       start(id, b, bop, nullptr);
       return;
     }
-    sim::Resource* engine = n.kind == NodeKind::kCopy ? &copy_ : &compute_;
+    // Communication kernels (NCCL) run on a few SMs beside the compute kernels: they do not
+    // take the compute engine.
+    sim::Resource* engine = n.kind == NodeKind::kCopy                ? &copy_
+                            : n.category == Category::kCommunication ? &comm_
+                                                                     : &compute_;
     const Time asked = sim_.now();
     engine->acquire(1, [this, id, b, bop, engine, asked] {
       if (sim_.now() > asked) {
@@ -319,7 +324,8 @@ class Run {
     if (engine == &compute_) gpu_busy_ += dur;
     sim_.schedule_after(dur, [this, id, engine] {
       if (engine) {
-        (engine == &compute_ ? last_compute_op_ : last_copy_op_) = id;
+        if (engine == &compute_) last_compute_op_ = id;
+        if (engine == &copy_) last_copy_op_ = id;
         engine->release(1);
       }
       end(id);

@@ -10,7 +10,8 @@
 // for the graph, then graph_launch_per_kernel per kernel node), so a host-bound eager decode shows
 // as host-bound; stream order with kernel_gap between back-to-back kernels on a stream; data
 // dependencies and waits across streams; host synchronisation; copies on copy engines overlapping
-// compute. Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute
+// compute; communication kernels (category communication: NCCL) beside the compute kernels, as
+// they run on a few SMs of their own. Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute
 // engine one at a time: each kernel's time assumes the whole GPU), allocator time, Python time not
 // tied to an op (other than through host_python_scale), clock changes during the step.
 #pragma once
