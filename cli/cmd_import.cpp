@@ -3,6 +3,7 @@
 // prediction and retargeting (workloads/imported_run.hpp).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <fstream>
 
 #include "cli/commands.hpp"
@@ -49,9 +50,19 @@ int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_
   const workloads::ImportedRun r = workloads::imported_from_json(doc, path);
   std::string base_name = gpu_of_device(r.device);
   if (base_name.empty()) base_name = gpu;  // unknown device: the --gpu given (default h200)
-  const hw::GpuSpec base = hw::find_gpu(base_name);
+  hw::GpuSpec base = hw::find_gpu(base_name);
   std::optional<hw::GpuSpec> target;
-  if (gpu_given && gpu != base_name) target = hw::find_gpu(gpu);
+  if (gpu_given && gpu != base_name) {
+    // --gpu names the trace's own GPU (a calibrated H200 for an H200 trace): it becomes the base;
+    // another GPU is the retargeting target.
+    hw::GpuSpec g = hw::find_gpu(gpu);
+    std::string lower = g.name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find(base_name) != std::string::npos)
+      base = std::move(g);
+    else
+      target = std::move(g);
+  }
   workloads::TimingMode m = workloads::TimingMode::kFast;
   if (mode == "detailed")
     m = workloads::TimingMode::kDetailed;

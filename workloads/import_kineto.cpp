@@ -171,11 +171,10 @@ ImportedRun import_events(const TraceEvents& ev, const std::string& source) {
 }
 
 ImportedRun import_kineto(const std::string& path) {
-  const TraceEvents ev = read_kineto(path);
+  std::string sha;
+  const TraceEvents ev = read_kineto(path, &sha);
   ImportedRun r = import_events(ev, path);
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  r.sha256 = hw::sha256_hex(bytes);
+  r.sha256 = sha;
   return r;
 }
 

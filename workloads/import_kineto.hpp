@@ -65,7 +65,7 @@ struct ClassCount {
 
 struct ImportedRun {
   std::string source;  ///< the trace file
-  std::string sha256;  ///< of the trace file as stored
+  std::string sha256;  ///< of the trace's JSON text (after gunzip)
   std::string device;
   std::vector<ImportedOp> ops;   ///< host issue order
   std::vector<int64_t> streams;  ///< trace stream ids, in first-use order (graph stream = index)

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <memory>
 
+#include "hw/config.hpp"
+
 namespace ridge::workloads {
 namespace {
 
@@ -337,8 +339,9 @@ std::string read_maybe_gzip(const std::string& path) {
   return s;
 }
 
-TraceEvents read_kineto(const std::string& path) {
+TraceEvents read_kineto(const std::string& path, std::string* sha256) {
   const std::string s = read_maybe_gzip(path);
+  if (sha256) *sha256 = hw::sha256_hex(s);
   TraceEvents out;
   parse_padded(s.data(), s.size(), s.capacity(), path, out);
   return out;

@@ -85,7 +85,8 @@ struct TraceEvents {
 
 /// Reads `path` (.json or .json.gz). Throws TraceError (bad JSON, truncation, a GPU activity or
 /// API call missing a required field, an event that is not an object, an unknown `ph`).
-TraceEvents read_kineto(const std::string& path);
+/// `sha256`, when given, receives the SHA-256 of the JSON text (after gunzip).
+TraceEvents read_kineto(const std::string& path, std::string* sha256 = nullptr);
 /// The same from JSON text already in memory (`label` names it in errors).
 TraceEvents parse_kineto(std::string_view json, const std::string& label);
 
