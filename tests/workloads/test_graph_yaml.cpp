@@ -30,7 +30,8 @@ std::string errors_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("graph yaml: seed 003's Amdahl example (5 ms of 100 ms made 3x faster)", "[graph_yaml]") {
+TEST_CASE("graph yaml: seed 003's Amdahl example (5 ms of 100 ms made 3x faster)",
+          "[analytic][graph_yaml]") {
   const GraphFile f = load_graph_yaml(hw::config_dir() + "/graphs/amdahl.yaml");
   const GraphRun r = run_graph(f, hw::find_gpu("h200"));
   // 95 ms of other work, then the 5 ms kernel: 100 ms. Launches cost nothing beyond the file's
@@ -49,7 +50,7 @@ TEST_CASE("graph yaml: seed 003's Amdahl example (5 ms of 100 ms made 3x faster)
 }
 
 TEST_CASE("graph yaml: seed 003's overlap example (8 ms compute, 6 ms communication)",
-          "[graph_yaml]") {
+          "[analytic][graph_yaml]") {
   const hw::GpuSpec gpu = hw::find_gpu("h200");
   const GraphFile overlapped = load_graph_yaml(hw::config_dir() + "/graphs/overlap.yaml");
   // Communication starts after the first 4 ms of compute, on its own stream:
@@ -66,7 +67,7 @@ ops:
   CHECK(run_graph(serial, gpu).step_s == Approx(0.014).margin(1e-9));
 }
 
-TEST_CASE("graph yaml: repeats, host gaps and vocabulary ops", "[graph_yaml]") {
+TEST_CASE("graph yaml: repeats, host gaps and vocabulary ops", "[analytic][graph_yaml]") {
   const hw::GpuSpec gpu = hw::find_gpu("h200");
   // Three 1 ms kernels, each launched after 0.5 ms of host time: the host issues at 0.5, 1.0 and
   // 1.5 ms; the stream runs them back to back from 0.5 ms: 0.5 + 3 x 1 = 3.5 ms.
@@ -89,7 +90,7 @@ ops:
   CHECK(run_graph(g, gpu).step_s == Approx(op_time(gpu, g.graph.op(0).op)).margin(1e-9));
 }
 
-TEST_CASE("graph yaml: errors name the place, all at once", "[graph_yaml][errors]") {
+TEST_CASE("graph yaml: errors name the place, all at once", "[config-errors][graph_yaml]") {
   const std::string e = errors_of(R"(kind: graph
 ops:
   - {name: load, host: 1 ms}

@@ -5,6 +5,11 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "hw/gpu_loader.hpp"
@@ -50,7 +55,7 @@ std::string small_trace() {
 }  // namespace
 
 TEST_CASE("import: a GEMM takes m, n, k from its aten op; unknown kernels stay as custom ops",
-          "[import]") {
+          "[unit][import]") {
   const ImportedRun r = import_events(parse_kineto(small_trace(), "small"), "small");
   REQUIRE(r.ops.size() == 3);  // every GPU activity, none dropped
   const ImportedOp& g = r.ops[0];
@@ -95,7 +100,7 @@ TEST_CASE("import: a GEMM takes m, n, k from its aten op; unknown kernels stay a
 }
 
 TEST_CASE("import: a real training-step trace (H200, PyTorch 2.11) replays within 2% of its span",
-          "[import]") {
+          "[validation][import]") {
   const ImportedRun r = import_kineto(data("train_gpt_l2.json.gz"));
   // Counted from the trace with Python's json module: 145 kernels + 13 memsets + 1 memcpy; GPU
   // span = last end - first start = 10952.295 us.
@@ -115,7 +120,8 @@ TEST_CASE("import: a real training-step trace (H200, PyTorch 2.11) replays withi
   CHECK(rep.replay_span_s == Approx(rep.trace_span_s).epsilon(0.02));
 }
 
-TEST_CASE("import: CUDA graph replays map their kernels from the eager ones", "[import]") {
+TEST_CASE("import: CUDA graph replays map their kernels from the eager ones",
+          "[validation][import]") {
   const ImportedRun r = import_kineto(data("infer_graph.json.gz"));
   long long graph = 0, graph_mapped = 0;
   for (const auto& o : r.ops)
@@ -127,7 +133,7 @@ TEST_CASE("import: CUDA graph replays map their kernels from the eager ones", "[
   CHECK(rep.replay_span_s == Approx(rep.trace_span_s).epsilon(0.02));
 }
 
-TEST_CASE("import: the graph file reads back to the same replay", "[import]") {
+TEST_CASE("import: the graph file reads back to the same replay", "[property][import]") {
   const ImportedRun r = import_kineto(data("mlp_gemms.json.gz"));
   const nlohmann::json j = imported_json(r);
   const ImportedRun back = imported_from_json(nlohmann::json::parse(j.dump()), "g.json");
@@ -140,7 +146,7 @@ TEST_CASE("import: the graph file reads back to the same replay", "[import]") {
   CHECK(a.predicted_span_s == b.predicted_span_s);
 }
 
-TEST_CASE("import: retargeting to a faster GPU never slows a mapped class", "[import]") {
+TEST_CASE("import: retargeting to a faster GPU never slows a mapped class", "[property][import]") {
   const ImportedRun r = import_kineto(data("mlp_gemms.json.gz"));
   const hw::GpuSpec h200 = hw::find_gpu("h200"), b200 = hw::find_gpu("b200");
   const auto rep = run_imported(r, h200, &b200, TimingMode::kFast);
@@ -150,7 +156,7 @@ TEST_CASE("import: retargeting to a faster GPU never slows a mapped class", "[im
   for (const auto& c : rep.classes) CHECK(c.target_s <= c.base_s * (1 + 1e-9));
 }
 
-TEST_CASE("import: bad traces name the byte offset or the event", "[import][errors]") {
+TEST_CASE("import: bad traces name the byte offset or the event", "[config-errors][import]") {
   auto message = [](const std::string& text) {
     try {
       parse_kineto(text, "t.json");
@@ -200,7 +206,45 @@ TEST_CASE("import: bad traces name the byte offset or the event", "[import][erro
   }
 }
 
-TEST_CASE("import: a damaged gzip file is an error, not a short trace", "[import][errors]") {
+TEST_CASE("import: a damaged gzip file is an error, not a short trace", "[config-errors][import]") {
   CHECK_THROWS_AS(read_kineto(data("meta.json")), TraceError);  // JSON, but no traceEvents
   CHECK_THROWS_WITH(read_kineto(data("truncated.json.gz")), Catch::Contains("gzip"));
+}
+
+namespace {
+struct Run {
+  int status;
+  std::string output;
+};
+Run run_ridge(const std::string& args) {
+  const std::string cmd = std::string(RIDGE_BIN) + " " + args + " 2>&1";
+  Run r{-1, {}};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("ridge import kineto: a bad trace exits 2 and writes nothing",
+          "[config-errors][import]") {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / "ridge_test_import_out.json").string();
+  std::filesystem::remove(out);
+  const Run bad = run_ridge("import kineto " + data("truncated.json.gz") + " --out " + out);
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.output, Catch::Contains("gzip stream ends early"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  const Run good = run_ridge("import kineto " + data("mlp_gemms.json.gz") + " --out " + out);
+  CHECK(good.status == 0);
+  // 22 GPU activities: 17 kernels, 4 memsets, 1 memcpy (counted with Python's json module).
+  CHECK_THAT(good.output, Catch::Contains("| all | 22 |"));
+  CHECK(std::filesystem::exists(out));
+  const Run run = run_ridge("run " + out + " --gpu b200");
+  CHECK(run.status == 0);
+  CHECK_THAT(run.output, Catch::Contains("Retargeted to B200"));
+  std::filesystem::remove(out);
 }
