@@ -1,6 +1,7 @@
 #include "workloads/kernel_classify.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 namespace ridge::workloads {
@@ -151,6 +152,45 @@ std::optional<models::OpSpec> map_rows(std::string_view kind, const CpuOp* op) {
               {{"rows", numel(*x) / std::max<int64_t>(1, cols)}, {"cols", cols}, {"dtype", dt}});
 }
 
+// "[1, 1]" -> 1 when both entries agree; -1 otherwise.
+int64_t square_arg(const CpuOp* op, std::size_t i) {
+  if (!op || i >= op->concrete_inputs.size()) return -1;
+  const std::string& s = op->concrete_inputs[i];
+  int64_t a = -1, b = -1;
+  if (std::sscanf(s.c_str(), "[%ld, %ld]", &a, &b) != 2 || a != b) return -1;
+  return a;
+}
+
+// aten::cudnn_convolution(input [N, C, H, W], weight [K, C, R, S], padding, stride, dilation,
+// groups, ...): dims are logical (NCHW) whatever the memory format.
+std::optional<models::OpSpec> map_conv(const CpuOp* op) {
+  if (!op || (op->name != "aten::cudnn_convolution" && op->name != "aten::_convolution" &&
+              op->name != "aten::convolution"))
+    return std::nullopt;
+  const auto* x = dims(op, 0);
+  const auto* w = dims(op, 1);
+  if (!x || !w || x->size() != 4 || w->size() != 4 || (*w)[2] != (*w)[3]) return std::nullopt;
+  const std::string_view dt = dtype_of(type_at(op, 0));
+  if (dt != "bf16" && dt != "fp16" && dt != "fp32") return std::nullopt;
+  // Argument positions: cudnn_convolution(input, weight, padding, stride, dilation, groups, ...);
+  // convolution / _convolution(input, weight, bias, stride, padding, dilation, transposed, ...).
+  const bool cudnn = op->name == "aten::cudnn_convolution";
+  const int64_t pad = square_arg(op, cudnn ? 2 : 4);
+  const int64_t stride = square_arg(op, cudnn ? 3 : 3);
+  const int64_t dilation = square_arg(op, cudnn ? 4 : 5);
+  if (pad < 0 || stride < 1 || dilation != 1 || (*w)[1] != (*x)[1]) return std::nullopt;
+  return make("conv2d", {{"batch", (*x)[0]},
+                         {"c_in", (*x)[1]},
+                         {"h", (*x)[2]},
+                         {"w", (*x)[3]},
+                         {"c_out", (*w)[0]},
+                         {"r", (*w)[2]},
+                         {"s", (*w)[3]},
+                         {"stride", stride},
+                         {"pad", pad},
+                         {"dtype", dt}});
+}
+
 }  // namespace
 
 std::string_view dtype_of(std::string_view t) {
@@ -214,6 +254,10 @@ std::optional<models::OpSpec> map_kernel(const GpuActivity& a, const std::string
     return map_gemm(op);
   }
   if (cls == "attention") return map_attention(a, op);
+  if (cls == "conv") {
+    if (has(a.name, "dgrad") || has(a.name, "wgrad")) return std::nullopt;  // backward passes
+    return map_conv(op);
+  }
   if (cls == "elementwise") return map_elementwise(a, op);
   if (cls == "norm") {
     if (!op || has(a.name, "grad") || has(a.name, "Backward") || has(a.name, "backward"))

@@ -5,6 +5,8 @@
 // cutlass_* GEMMs, cublasLt split-K reduce, cuDNN SDPA flash fprop/bprop and its helper kernels,
 // at::native elementwise/reduce/layer-norm/softmax kernels, multi_tensor_apply optimizers,
 // ncclDevKernel_*), and the aten ops' argument orders (aten/src/ATen/native/native_functions.yaml).
+// Convolutions: cuDNN forward kernels map to conv2d from aten::cudnn_convolution's input and
+// weight shapes, padding and stride (square, dilation 1, groups 1 by the weight's channels).
 // Ignores: kernels whose CPU op recorded no shapes (profiled without record_shapes): they are
 // classed but not mapped; transposes of GEMM operands (the trace does not record strides' meaning
 // for cuBLAS); the exact functor of an elementwise kernel beyond add/mul/gelu/silu/relu/copy

@@ -248,3 +248,32 @@ TEST_CASE("ridge import kineto: a bad trace exits 2 and writes nothing",
   CHECK_THAT(run.output, Catch::Contains("Retargeted to B200"));
   std::filesystem::remove(out);
 }
+
+TEST_CASE("import: a cuDNN convolution maps to conv2d from aten::cudnn_convolution",
+          "[unit][import]") {
+  const std::string t = R"({"traceEvents":[
+{"ph":"X","cat":"cpu_op","name":"aten::cudnn_convolution","pid":1,"tid":1,"ts":10.0,"dur":30.0,
+ "args":{"External id":3,"Input Dims":[[2,128,64,64],[256,128,3,3],[],[],[],[],[],[],[]],
+ "Input type":["c10::BFloat16","c10::BFloat16","ScalarList","ScalarList","ScalarList","Scalar",
+               "Scalar","Scalar","Scalar"],
+ "Concrete Inputs":["","","[1, 1]","[2, 2]","[1, 1]","1","False","False","True"]}},
+{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":1,"tid":1,"ts":20.0,"dur":5.0,
+ "args":{"External id":3,"correlation":5}},
+{"ph":"X","cat":"kernel","pid":0,"tid":7,"ts":30.0,"dur":12.0,
+ "name":"sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64",
+ "args":{"External id":3,"stream":7,"correlation":5,"grid":[64,1,1],"block":[128,1,1]}}]})";
+  const ImportedRun r = import_events(parse_kineto(t, "conv"), "conv");
+  REQUIRE(r.ops.size() == 1);
+  CHECK(r.ops[0].cls == "conv");
+  REQUIRE(r.ops[0].mapped);
+  const auto& op = r.ops[0].op;
+  // input [N=2, C=128, H=64, W=64], weight [K=256, C=128, R=3, S=3], padding [1, 1], stride [2, 2]
+  CHECK(op.kind() == "conv2d");
+  CHECK(op.i("batch") == 2);
+  CHECK(op.i("c_in") == 128);
+  CHECK(op.i("h") == 64);
+  CHECK(op.i("c_out") == 256);
+  CHECK(op.i("r") == 3);
+  CHECK(op.i("stride") == 2);
+  CHECK(op.i("pad") == 1);
+}
