@@ -43,7 +43,7 @@ ImportedRun import_events(const TraceEvents& ev, const std::string& source) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return ev.gpu[a].ts_ns < ev.gpu[b].ts_ns; });
-  std::map<std::pair<int64_t, std::string>, int> seen;  // (CPU op, class) -> kernels so far
+  std::map<std::pair<int64_t, std::string>, int> seen;  // (CPU op, class) -> kernels mapped
   // Eager kernels' ops by (name, grid, block): a CUDA graph's kernels carry no CPU op.
   std::map<std::string, models::OpSpec> by_launch;
   auto launch_key = [](const GpuActivity& a) {
@@ -74,8 +74,11 @@ ImportedRun import_events(const TraceEvents& ev, const std::string& source) {
     if (ext >= 0)
       if (auto it = cpu.find(ext); it != cpu.end()) op = it->second;
     if (op) o.cpu_op = op->name;
-    const int nth = op ? seen[{ext, o.cls}]++ : 0;
-    auto spec = map_kernel(a, o.cls, op, nth == 0);
+    // The first kernel of the class that maps is the op's main kernel (cuDNN's attention
+    // backward launches a helper first).
+    const bool first = !op || seen[{ext, o.cls}] == 0;
+    auto spec = map_kernel(a, o.cls, op, first);
+    if (spec && op) ++seen[{ext, o.cls}];
     if (!spec && o.graph && o.cls != "copy" && o.cls != "memset") {
       if (auto it = by_launch.find(launch_key(a)); it != by_launch.end()) spec = it->second;
     }

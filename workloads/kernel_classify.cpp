@@ -291,11 +291,20 @@ models::OpSpec custom_op(const GpuActivity& a) {
     for (int64_t x : d) p *= std::max<int64_t>(1, x);
     return p;
   };
+  // A block occupies whole warps: its threads rounded up to a multiple of 32 (the custom op's
+  // block must be one).
+  const int64_t threads = (std::clamp<int64_t>(prod(a.block), 1, 1024) + 31) / 32 * 32;
   nlohmann::json p = {{"grid", std::max<int64_t>(1, prod(a.grid))},
-                      {"block", std::clamp<int64_t>(prod(a.block), 1, 1024)},
+                      {"block", threads},
                       {"registers", std::clamp<int64_t>(a.registers, 1, 255)},
                       {"shared_bytes", std::clamp<int64_t>(a.shared_bytes, 0, 1 << 20)}};
-  return models::OpSpec::from_json("custom", p);
+  try {
+    return models::OpSpec::from_json("custom", p);
+  } catch (const std::invalid_argument&) {
+    // Out of the custom op's ranges (a grid beyond 2^53 blocks): the smallest custom op; the
+    // measured duration is what times it anyway.
+    return models::OpSpec::from_json("custom", {{"grid", 1}, {"block", 32}});
+  }
 }
 
 }  // namespace ridge::workloads

@@ -32,8 +32,8 @@ std::string classify_kernel(const GpuActivity& a);
 
 /// The vocabulary op a GPU activity of class `cls` stands for, given the CPU op that launched it
 /// (nullptr when unknown), or nothing when its name and shapes do not say which.
-/// `main_kernel` is false for the second and later kernels one CPU op launched of the same class
-/// (a split-K reduce, attention backward's helpers): only the first is mapped.
+/// `main_kernel` is false once a kernel of the same class that the same CPU op launched was
+/// mapped (a second elementwise kernel of one op): only the first mappable one is mapped.
 std::optional<models::OpSpec> map_kernel(const GpuActivity& a, const std::string& cls,
                                          const CpuOp* op, bool main_kernel);
 

@@ -14,6 +14,10 @@ their input shapes:
   infer_graph    the same model's forward under torch.inference_mode, captured in a CUDA graph and
                  replayed twice, then once eagerly.
   mlp_gemms      eager bf16/fp32 matmuls and elementwise ops of assorted shapes (GPU-bound).
+  train_gpt_big  one training step of a 4-layer GPT (d=1024, 16 heads, B=16, T=2048, vocab
+                 32768, bf16 autocast, SDPA, fused AdamW): GPU-bound even under the profiler.
+
+`python3 validate/e2e/kineto_traces.py OUTDIR CASE...` records only the cases named.
 
 Also writes OUTDIR/meta.json: torch/CUDA versions, device name, each case's CUDA-event time.
 Weights and inputs are random, torch.manual_seed(1234).
@@ -91,6 +95,8 @@ def timed(fn):
 
 def main():
     out = sys.argv[1]
+    only = set(sys.argv[2:])
+    want = lambda c: not only or c in only  # noqa: E731
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(1234)
     dev = "cuda"
@@ -133,6 +139,35 @@ def main():
         opt.step()
         opt.zero_grad(set_to_none=True)
         return s2
+
+    if want("train_gpt_big"):
+        big_model = Gpt(vocab=32768, d=1024, h=16, layers=4, t=2048).to(dev)
+        big_opt = torch.optim.AdamW(big_model.parameters(), lr=1e-4, fused=True)
+        big_idx = torch.randint(0, 32768, (16, 2049), device=dev)
+
+        def big_step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = big_model(big_idx[:, :2048])
+                loss = F.cross_entropy(logits.float().view(-1, 32768), big_idx[:, 1:].reshape(-1))
+            loss.backward()
+            big_opt.step()
+            big_opt.zero_grad(set_to_none=True)
+
+        for _ in range(3):
+            big_step()
+        meta["cases"]["train_gpt_big"] = {"event_us": timed(big_step)}
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     record_shapes=True) as prof:
+            big_step()
+            torch.cuda.synchronize()
+        save_trace(prof, os.path.join(out, "train_gpt_big.json.gz"))
+        del big_model, big_opt
+        torch.cuda.empty_cache()
+    if not want("train_gpt_l2"):
+        with open(os.path.join(out, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        print(json.dumps(meta, indent=1))
+        return
 
     for _ in range(3):
         train_step()
