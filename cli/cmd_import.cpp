@@ -11,6 +11,7 @@
 #include "hw/gpu_loader.hpp"
 #include "workloads/graph_yaml.hpp"
 #include "workloads/import_kineto.hpp"
+#include "workloads/import_timeline.hpp"
 #include "workloads/imported_run.hpp"
 
 namespace ridge::cli {
@@ -25,9 +26,7 @@ std::string gpu_of_device(const std::string& device) {
   return "";
 }
 
-int import_kineto_cmd(const std::string& trace, const std::string& out, bool json) {
-  if (out.empty()) throw std::invalid_argument("import kineto: --out GRAPH.json is required");
-  const workloads::ImportedRun r = workloads::import_kineto(trace);
+int write_imported(const workloads::ImportedRun& r, const std::string& out, bool json) {
   const nlohmann::json g = workloads::imported_json(r);
   write_file_atomically(out, g.dump(1) + "\n");
   nlohmann::json j = {{"graph", out},
@@ -37,6 +36,10 @@ int import_kineto_cmd(const std::string& trace, const std::string& out, bool jso
                       {"source", g["source"]}};
   emit(json, workloads::import_summary_text(r) + fmt::format("\nwrote {}\n", out), j);
   return 0;
+}
+
+int import_kineto_cmd(const std::string& trace, const std::string& out, bool json) {
+  return write_imported(workloads::import_kineto(trace), out, json);
 }
 
 }  // namespace
@@ -91,6 +94,23 @@ void register_import(CLI::App& app, Action& action) {
   auto* as_json = add_json_flag(kin);
   kin->callback([&action, trace, out, as_json] {
     action = [=] { return import_kineto_cmd(*trace, *out, as_json->count() > 0); };
+  });
+  auto* tl = cmd->add_subcommand(
+      "e2e-timeline",
+      "a validate/e2e timeline (ridge.e2e_timeline/1: no shapes, so for measured replay only)");
+  auto tl_path = std::make_shared<std::string>();
+  auto tl_out = std::make_shared<std::string>();
+  auto tl_part = std::make_shared<std::string>("full");
+  tl->add_option("timeline", *tl_path, "the timeline file")->required()->check(CLI::ExistingFile);
+  tl->add_option("--out", *tl_out, "the graph file to write")->required();
+  tl->add_option("--part", *tl_part, "full (CPU + CUDA profile) or light (CUDA only)")
+      ->check(CLI::IsMember({"full", "light"}));
+  auto* tl_json = add_json_flag(tl);
+  tl->callback([&action, tl_path, tl_out, tl_part, tl_json] {
+    action = [=] {
+      const workloads::ImportedRun r = workloads::import_e2e_timeline(*tl_path, *tl_part);
+      return write_imported(r, *tl_out, tl_json->count() > 0);
+    };
   });
 }
 
