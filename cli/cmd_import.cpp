@@ -118,8 +118,12 @@ void register_import(CLI::App& app, Action& action) {
 
 namespace ridge::cli {
 int run_graph_yaml_file(const std::string& path, const std::string& gpu, const std::string& mode,
-                        bool json) {
+                        bool json, const std::vector<std::string>& what_ifs) {
   workloads::GraphFile f = workloads::load_graph_yaml(path);
+  for (const auto& w : what_ifs) {
+    workloads::parse_what_if(w);  // rejects a bad one before any work
+    f.what_ifs.push_back(w);
+  }
   if (mode == "detailed")
     f.mode = workloads::TimingMode::kDetailed;
   else if (mode == "fast")

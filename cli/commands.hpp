@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ridge::cli {
 
@@ -31,7 +32,7 @@ int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_
                       const std::string& mode, bool json);
 /// `ridge run GRAPH.yaml` with `kind: graph` (cli/cmd_import.cpp).
 int run_graph_yaml_file(const std::string& path, const std::string& gpu, const std::string& mode,
-                        bool json);
+                        bool json, const std::vector<std::string>& what_ifs);
 
 /// `ridge describe graph|import` (cli/cmd_import.cpp): the keys of those files; fills `j`.
 std::string describe_import_topic(const std::string& what, nlohmann::json& j);

@@ -11,9 +11,10 @@
 // as host-bound; stream order with kernel_gap between back-to-back kernels on a stream; data
 // dependencies and waits across streams; host synchronisation; copies on copy engines overlapping
 // compute; communication kernels (category communication: NCCL) beside the compute kernels, as
-// they run on a few SMs of their own. Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute
-// engine one at a time: each kernel's time assumes the whole GPU), allocator time, Python time not
-// tied to an op (other than through host_python_scale), clock changes during the step.
+// they run on a few SMs of their own. Ignores: concurrent kernels sharing SMs (kernels of different
+// streams take the compute engine one at a time: each kernel's time assumes the whole GPU),
+// allocator time, Python time not tied to an op (other than through host_python_scale), clock
+// changes during the step.
 #pragma once
 
 #include <map>
