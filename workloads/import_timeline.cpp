@@ -34,8 +34,11 @@ ImportedRun import_e2e_timeline(const std::string& path, const std::string& part
       a.kind = a.name.rfind("Memcpy", 0) == 0   ? GpuActivityKind::kMemcpy
                : a.name.rfind("Memset", 0) == 0 ? GpuActivityKind::kMemset
                                                 : GpuActivityKind::kKernel;
-      a.ts_ns = std::llround(k.at(1).get<double>() * 1000);
-      a.dur_ns = std::llround(k.at(2).get<double>() * 1000);
+      const double ts = k.at(1).get<double>(), dur = k.at(2).get<double>();
+      if (std::abs(ts) > 1e15 || dur < 0 || dur > 1e15)
+        throw TraceError(fmt::format("{}: {}.kernels[{}]: time out of range", path, part, i));
+      a.ts_ns = std::llround(ts * 1000);
+      a.dur_ns = std::llround(dur * 1000);
       a.correlation = static_cast<int64_t>(i);
       a.event_index = i;
       for (std::size_t d = 0; d < 3; ++d) {
@@ -43,7 +46,7 @@ ImportedRun import_e2e_timeline(const std::string& path, const std::string& part
         if (k.at(7).is_array() && d < k.at(7).size()) a.block[d] = k.at(7)[d].get<int64_t>();
       }
       const double launch = k.at(3).get<double>(), launch_dur = k.at(4).get<double>();
-      if (launch_dur >= 0)
+      if (launch_dur >= 0 && std::abs(launch) <= 1e15 && launch_dur <= 1e15)
         ev.api.push_back({"launch", std::llround(launch * 1000), std::llround(launch_dur * 1000), 0,
                           a.correlation, -1});
       ev.gpu.push_back(std::move(a));

@@ -11,9 +11,16 @@ bool has(std::string_view s, std::string_view w) {
   return s.find(w) != std::string_view::npos;
 }
 
+// Saturating product (a damaged trace's dims must not overflow): negative dims count as 0.
+int64_t mul_sat(int64_t a, int64_t b) {
+  constexpr int64_t kMax = int64_t{1} << 62;
+  if (a <= 0 || b <= 0) return 0;
+  return a > kMax / b ? kMax : a * b;
+}
+
 int64_t numel(const std::vector<int64_t>& d) {
   int64_t n = 1;
-  for (int64_t x : d) n *= x;
+  for (int64_t x : d) n = mul_sat(n, x);
   return n;
 }
 
@@ -55,8 +62,9 @@ std::optional<models::OpSpec> map_gemm(const CpuOp* op) {
     nn = (*db)[0];
   } else {
     m = (*da)[da->size() - 2], k = da->back(), nn = db->back();
-    if (da->size() > 2) batch = numel(*da) / (m * k);
-    if (n == "aten::matmul" && db->size() == 2 && da->size() > 2) m *= batch, batch = 1;
+    if (m < 1 || k < 1) return std::nullopt;
+    if (da->size() > 2) batch = numel(*da) / mul_sat(m, k);
+    if (n == "aten::matmul" && db->size() == 2 && da->size() > 2) m = mul_sat(m, batch), batch = 1;
   }
   if (m < 1 || nn < 1 || k < 1 || batch < 1) return std::nullopt;
   return make("gemm", {{"m", m}, {"n", nn}, {"k", k}, {"batch", batch}, {"dtype", dt}});
@@ -116,8 +124,8 @@ std::optional<models::OpSpec> map_elementwise(const GpuActivity& a, const CpuOp*
   std::string_view dt = dtype_of(type_at(op, at));
   if (dt.empty() || dt == "tf32" || dt == "fp8_e4m3") return std::nullopt;
   if (has(a.name, "FillFunctor"))  // writes only
-    return make("membw",
-                {{"kind", "write"}, {"bytes", n * static_cast<int64_t>(models::dtype_bytes(dt))}});
+    return make("membw", {{"kind", "write"},
+                          {"bytes", mul_sat(n, static_cast<int64_t>(models::dtype_bytes(dt)))}});
   int full = 0;  // tensor inputs of the full size
   for (const auto& d : op->input_dims)
     if (!d.empty() && numel(d) == n) ++full;
@@ -279,7 +287,7 @@ std::optional<models::OpSpec> map_kernel(const GpuActivity& a, const std::string
     if (!x || x->empty()) return std::nullopt;
     const std::string_view dt = dtype_of(type_at(op, 0));
     if (dt.empty()) return std::nullopt;
-    const auto bytes = numel(*x) * static_cast<int64_t>(models::dtype_bytes(dt));
+    const auto bytes = mul_sat(numel(*x), static_cast<int64_t>(models::dtype_bytes(dt)));
     return make("membw", {{"kind", "read"}, {"bytes", bytes}});
   }
   return std::nullopt;
@@ -288,7 +296,7 @@ std::optional<models::OpSpec> map_kernel(const GpuActivity& a, const std::string
 models::OpSpec custom_op(const GpuActivity& a) {
   auto prod = [](const std::array<int64_t, 3>& d) {
     int64_t p = 1;
-    for (int64_t x : d) p *= std::max<int64_t>(1, x);
+    for (int64_t x : d) p = mul_sat(p, std::max<int64_t>(1, x));
     return p;
   };
   // A block occupies whole warps: its threads rounded up to a multiple of 32 (the custom op's

@@ -186,6 +186,11 @@ class Reader {
     if (std::isnan(r.dur)) missing("dur");
     if (r.dur < 0)
       fail(label_, offset, fmt::format("traceEvents[{}]: negative 'dur' {}", index, r.dur));
+    // 1e15 us is 31 years: beyond it a time is damage, and integer nanoseconds would overflow.
+    if (std::abs(r.ts) > 1e15 || r.dur > 1e15)
+      fail(label_, offset,
+           fmt::format("traceEvents[{}]: 'ts' or 'dur' out of range ({}, {} us)", index, r.ts,
+                       r.dur));
     if (gpu) {
       if (!r.has_stream && !r.has_tid) missing("args.stream");
       if (!r.has_correlation) missing("args.correlation");
