@@ -44,6 +44,8 @@ ImportedRun import_events(const TraceEvents& ev, const std::string& source) {
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return ev.gpu[a].ts_ns < ev.gpu[b].ts_ns; });
   std::map<std::pair<int64_t, std::string>, int> seen;  // (CPU op, class) -> kernels mapped
+  bool graphs = false;  // any CUDA graph launch: then eager kernels' ops are kept for its kernels
+  for (const auto& a : ev.api) graphs = graphs || a.name.find("GraphLaunch") != std::string::npos;
   // Eager kernels' ops by (name, grid, block): a CUDA graph's kernels carry no CPU op.
   std::map<std::string, models::OpSpec> by_launch;
   auto launch_key = [](const GpuActivity& a) {
@@ -85,7 +87,8 @@ ImportedRun import_events(const TraceEvents& ev, const std::string& source) {
     if (spec) {
       o.mapped = true;
       o.op = *spec;
-      if (!o.graph && o.kind == NodeKind::kKernel) by_launch.emplace(launch_key(a), *spec);
+      if (graphs && !o.graph && o.kind == NodeKind::kKernel)
+        by_launch.emplace(launch_key(a), *spec);
     } else {
       o.op = custom_op(a);
     }
