@@ -29,11 +29,14 @@ std::string_view type_name(models::ParamType t) {
 
 void register_describe(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("describe",
-                                 "the op vocabulary (ops), the model parameters (params) or "
-                                 "the serving study keys (serve) or the system keys (system)");
+                                 "every key users can write: the op vocabulary (ops), the model "
+                                 "parameters (params), serving studies (serve), systems "
+                                 "(system), graph files (graph), imported graphs (import)");
   auto what = std::make_shared<std::string>("ops");
-  cmd->add_option("what", *what, "ops, params, serve or system")
-      ->check(CLI::IsMember({"ops", "params", "serve", "system"}));
+  cmd->add_option("what", *what,
+                  "ops, params, serve, system, graph (kind: graph files) or import (imported "
+                  "graphs)")
+      ->check(CLI::IsMember({"ops", "params", "serve", "system", "graph", "import"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -41,6 +44,8 @@ void register_describe(CLI::App& app, Action& action) {
       std::string text;
       if (*what == "system") {
         describe_system_keys(text, j);
+      } else if (*what == "graph" || *what == "import") {
+        text = describe_import_topic(*what, j);
       } else if (*what == "ops") {
         for (const auto& op : models::op_vocabulary()) {
           nlohmann::json params = nlohmann::json::array();

@@ -59,6 +59,15 @@ int e2e_table(const RunOutputs& o) {
   return 0;
 }
 
+// A `kind: graph` file (workloads/graph_yaml.hpp) rather than a study.
+bool is_graph_yaml(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("kind:", 0) == 0) return line.find("graph") != std::string::npos;
+  return false;
+}
+
 int run_study_file(const std::string& path, const RunOutputs& out) {
   workloads::Study study = workloads::load_study(path);
   for (const auto& w : out.what_ifs) {
@@ -95,13 +104,18 @@ void register_run(CLI::App& app, Action& action) {
       app.add_subcommand("run", "simulate a study (model + GPU + workload) and say what bounds it");
   auto path = std::make_shared<std::string>();
   auto out = std::make_shared<RunOutputs>();
-  cmd->add_option("study", *path, "study file, e.g. configs/studies/default.yaml")
+  cmd->add_option("study", *path,
+                  "study file (configs/studies/default.yaml), an imported GRAPH.json or a "
+                  "`kind: graph` YAML (docs/import.md)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--e2e-table", out->e2e_table,
                   "instead of a study: predicted vs measured table of validate/e2e records "
                   "(repeatable: one file per run)");
   cmd->add_option("--out", out->out_path, "with --e2e-table: write the Markdown table here");
-  cmd->add_option("--gpu", out->gpu, "with --e2e-table: the GPU the records were measured on");
+  auto* gpu_opt = cmd->add_option(
+      "--gpu", out->gpu,
+      "with --e2e-table: the GPU the records were measured on; with an imported GRAPH.json: "
+      "the GPU to retarget to (docs/import.md)");
   cmd->add_option(
       "--what-if", out->what_ifs,
       "NAME*FACTOR: a category/op kind (attention*2) or GPU figure (hbm_bandwidth*1.5)");
@@ -111,11 +125,23 @@ void register_run(CLI::App& app, Action& action) {
                   "write the timeline with the critical path (SVG)");
   cmd->add_option("--mode", out->mode, "kernel model: fast or detailed (overrides the study)");
   auto* as_json = add_json_flag(cmd);
-  cmd->callback([&action, path, out, as_json] {
+  cmd->callback([&action, path, out, as_json, gpu_opt] {
     action = [=] {
       RunOutputs o = *out;
       o.json = as_json->count() > 0;
       if (!o.e2e_table.empty()) return e2e_table(o);
+      const bool imported = path->size() > 5 && path->ends_with(".json");
+      if (imported || is_graph_yaml(*path)) {
+        // Imported runs and graph files (cli/cmd_import.cpp) report in their own form.
+        if (!o.trace.empty() || !o.svg.empty() || !o.timeline_svg.empty() ||
+            (imported && !o.what_ifs.empty()))
+          throw std::invalid_argument(
+              "run: --trace, --svg, --timeline-svg (and --what-if for GRAPH.json) are for "
+              "studies; a kind: graph file takes what_if: or --what-if");
+        if (imported) return run_imported_file(*path, o.gpu, gpu_opt->count() > 0, o.mode, o.json);
+        return run_graph_yaml_file(*path, gpu_opt->count() > 0 ? o.gpu : "", o.mode, o.json,
+                                   o.what_ifs);
+      }
       if (path->empty())
         throw std::invalid_argument(
             "run: a study file is required (e.g. configs/studies/default.yaml)");

@@ -25,9 +25,20 @@ void register_run(CLI::App& app, Action& action);
 void register_system(CLI::App& app, Action& action);
 void register_collective(CLI::App& app, Action& action);
 void register_serve(CLI::App& app, Action& action);
+void register_import(CLI::App& app, Action& action);
 
 /// Runs a study file (configs/studies/*.yaml) and prints its report; returns the exit code.
 int run_study_path(const std::string& path);
+
+/// `ridge run GRAPH.json`: an imported run (cli/cmd_import.cpp). `gpu_given`: --gpu retargets.
+int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_given,
+                      const std::string& mode, bool json);
+/// `ridge run GRAPH.yaml` with `kind: graph` (cli/cmd_import.cpp).
+int run_graph_yaml_file(const std::string& path, const std::string& gpu, const std::string& mode,
+                        bool json, const std::vector<std::string>& what_ifs);
+
+/// `ridge describe graph|import` (cli/cmd_import.cpp): the keys of those files; fills `j`.
+std::string describe_import_topic(const std::string& what, nlohmann::json& j);
 
 /// `ridge` with no arguments: the default study of the README.
 int run_default_study();

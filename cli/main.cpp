@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_system(app, action);
   ridge::cli::register_collective(app, action);
   ridge::cli::register_serve(app, action);
+  ridge::cli::register_import(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

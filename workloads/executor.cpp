@@ -20,7 +20,8 @@ class Run {
         timer_(gpu, o.mode),
         host_(sim_, "host", 1),
         compute_(sim_, "compute", 1),
-        copy_(sim_, "copy", std::max(1, o.copy_engines)) {
+        copy_(sim_, "copy", std::max(1, o.copy_engines)),
+        comm_(sim_, "communication", 64) {
     const std::size_t n = g.size();
     rec_.resize(n);
     st_.resize(n);
@@ -54,7 +55,7 @@ class Run {
     optimizer_tensor_ = param("host_optimizer_tensor");
     launch_cuda_ = Time::from_seconds(gpu.param("host_launch_cuda"));
     graph_per_kernel_ = Time::from_seconds(gpu.param("graph_launch_per_kernel"));
-    gap_ = Time::from_seconds(gpu.param("kernel_gap"));
+    gap_ = Time::from_seconds(o.kernel_gap_s >= 0 ? o.kernel_gap_s : gpu.param("kernel_gap"));
     graph_saving_s_ = gpu.param("graph_kernel_saving");
   }
 
@@ -87,7 +88,7 @@ class Run {
   const ExecOptions& o_;
   OpTimer timer_;
   sim::Simulator sim_;
-  sim::Resource host_, compute_, copy_;
+  sim::Resource host_, compute_, copy_, comm_;
   std::vector<OpRecord> rec_;
   std::vector<State> st_;
   std::vector<std::vector<int>> dependents_;
@@ -122,7 +123,7 @@ class Run {
   Time launch_cost(int id, const OpNode& n) {
     const int kernels = kernels_of(n);
     kernels_ += kernels;
-    if (n.kind == NodeKind::kWait) return Time::zero();
+    if (n.kind == NodeKind::kWait || o_.host_from_graph) return Time::zero();
     if (g_.captured(id)) {
       Time t = graph_per_kernel_ * std::max(0, kernels);
       if (id == g_.captured_begin) t += launch_cuda_;
@@ -266,6 +267,8 @@ class Run {
     const OpNode& n = g_.op(id);
     // Candidates: host issue, stream predecessor (+gap), data dependencies.
     Time earliest = st_[static_cast<std::size_t>(id)].issue;
+    if (static_cast<std::size_t>(id) < o_.launch_latency_s.size())
+      earliest += Time::from_seconds(o_.launch_latency_s[static_cast<std::size_t>(id)]);
     Binder b = Binder::kHostIssue;
     int bop = id;
     if (q.last >= 0) {
@@ -295,7 +298,11 @@ class Run {
       start(id, b, bop, nullptr);
       return;
     }
-    sim::Resource* engine = n.kind == NodeKind::kCopy ? &copy_ : &compute_;
+    // Communication kernels (NCCL) run on a few SMs beside the compute kernels: they do not
+    // take the compute engine.
+    sim::Resource* engine = n.kind == NodeKind::kCopy                ? &copy_
+                            : n.category == Category::kCommunication ? &comm_
+                                                                     : &compute_;
     const Time asked = sim_.now();
     engine->acquire(1, [this, id, b, bop, engine, asked] {
       if (sim_.now() > asked) {
@@ -317,7 +324,8 @@ class Run {
     if (engine == &compute_) gpu_busy_ += dur;
     sim_.schedule_after(dur, [this, id, engine] {
       if (engine) {
-        (engine == &compute_ ? last_compute_op_ : last_copy_op_) = id;
+        if (engine == &compute_) last_compute_op_ = id;
+        if (engine == &copy_) last_copy_op_ = id;
         engine->release(1);
       }
       end(id);

@@ -10,9 +10,11 @@
 // for the graph, then graph_launch_per_kernel per kernel node), so a host-bound eager decode shows
 // as host-bound; stream order with kernel_gap between back-to-back kernels on a stream; data
 // dependencies and waits across streams; host synchronisation; copies on copy engines overlapping
-// compute. Ignores: concurrent kernels sharing SMs (kernels of different streams take the compute
-// engine one at a time: each kernel's time assumes the whole GPU), allocator time, Python time not
-// tied to an op (other than through host_python_scale), clock changes during the step.
+// compute; communication kernels (category communication: NCCL) beside the compute kernels, as
+// they run on a few SMs of their own. Ignores: concurrent kernels sharing SMs (kernels of different
+// streams take the compute engine one at a time: each kernel's time assumes the whole GPU),
+// allocator time, Python time not tied to an op (other than through host_python_scale), clock
+// changes during the step.
 #pragma once
 
 #include <map>
@@ -54,6 +56,14 @@ struct ExecOptions {
   std::map<Category, double> category_speedup;  ///< op classes sped up (what-if)
   std::map<std::string, double> kind_speedup;   ///< op kinds ("gemm", "attention") sped up
   int copy_engines = 2;
+  /// Imported runs (workloads/imported_run.hpp): the graph's host nodes hold all host time, as
+  /// measured, so launches cost the host nothing more.
+  bool host_from_graph = false;
+  /// Gap between back-to-back kernels on a stream; < 0: the GPU's kernel_gap parameter.
+  double kernel_gap_s = -1;
+  /// Least time from a launch's issue to its start on the device, per graph node (imported runs:
+  /// as measured); empty: none.
+  std::vector<double> launch_latency_s;
 };
 
 struct Execution {
