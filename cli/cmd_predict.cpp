@@ -6,7 +6,6 @@
 // case fails the whole run (exit 2, nothing printed but the errors), each error naming file, index
 // and what was expected.
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <fstream>
 #include <sstream>
@@ -14,7 +13,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "models/kernel_model.hpp"
 
 namespace ridge::cli {
@@ -25,20 +26,22 @@ models::Timing parse_timing(const std::string& s);
 
 namespace {
 
-nlohmann::json yaml_to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
+// A cases YAML file read through the strict reader's parser (alias expansion and depth bounded),
+// as JSON.
+nlohmann::json yaml_to_json(const hw::ConfigNode& n) {
+  switch (n.kind) {
+    case hw::ConfigNode::Kind::kMap: {
       nlohmann::json j = nlohmann::json::object();
-      for (const auto& kv : n) j[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+      for (const auto& [k, v] : n.entries) j[k] = yaml_to_json(v);
       return j;
     }
-    case YAML::NodeType::Sequence: {
+    case hw::ConfigNode::Kind::kSequence: {
       nlohmann::json j = nlohmann::json::array();
-      for (const auto& v : n) j.push_back(yaml_to_json(v));
+      for (const auto& v : n.items) j.push_back(yaml_to_json(v));
       return j;
     }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
+    case hw::ConfigNode::Kind::kScalar: {
+      const std::string& s = n.scalar;
       if (s == "true" || s == "false") return s == "true";
       try {
         size_t pos = 0;
@@ -69,22 +72,19 @@ models::Timing timing_of_method(const std::string& m) {
 }
 
 std::vector<Case> read_cases(const std::string& path, std::vector<std::string>& errors) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(fmt::format("{}: cannot read the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = hw::read_input_file(path);
   nlohmann::json doc;
   bool records = false;
-  try {
-    if (path.ends_with(".json")) {
+  if (path.ends_with(".json")) {
+    if (const std::string deep = hw::json_depth_error(text); !deep.empty())
+      throw std::invalid_argument(fmt::format("{}: {}", path, deep));
+    try {
       doc = nlohmann::json::parse(text);
-    } else {
-      doc = yaml_to_json(YAML::Load(text));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }
-  } catch (const std::exception& e) {
-    throw std::invalid_argument(fmt::format("{}: not valid {}: {}", path,
-                                            path.ends_with(".json") ? "JSON" : "YAML", e.what()));
+  } else {
+    doc = yaml_to_json(hw::parse_yaml(text, path));  // ConfigException: file:line:col
   }
   nlohmann::json list;
   if (doc.is_object() && doc.contains("records")) {

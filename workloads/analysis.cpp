@@ -1,5 +1,7 @@
 #include "workloads/analysis.hpp"
 
+#include "hw/limits.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,8 +117,9 @@ WhatIf parse_what_if(const std::string& text) {
   } catch (const std::exception&) {
     throw std::invalid_argument(fmt::format("what-if '{}': factor is not a number", text));
   }
-  if (!(w.factor > 0))
-    throw std::invalid_argument(fmt::format("what-if '{}': factor must be > 0", text));
+  if (!(w.factor >= hw::kMinWhatIfFactor && w.factor <= hw::kMaxWhatIfFactor))
+    throw std::invalid_argument(fmt::format("what-if '{}': factor must be in [{}, {}]", text,
+                                            hw::kMinWhatIfFactor, hw::kMaxWhatIfFactor));
   for (const char* k : kGpuFigures)
     if (w.target == k) w.gpu_figure = true;
   Category c;
@@ -144,6 +147,9 @@ hw::GpuSpec scaled_gpu(const hw::GpuSpec& gpu, const WhatIf& w) {
       g.clocks.boost_hz *= s;
     else
       g.sm.count = static_cast<int>(std::lround(g.sm.count * s));
+    if (g.sm.count < 1)
+      throw std::invalid_argument(fmt::format("what-if '{}': leaves {} with no SM ({} x {})",
+                                              w.text, gpu.name, gpu.sm.count, s));
     scale_rates(g.compute.tensor_dense), scale_rates(g.compute.tensor_sparse),
         scale_rates(g.compute.vector);
     g.compute.special_function *= s;

@@ -6,6 +6,7 @@
 
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "models/op_cost.hpp"
 
 namespace ridge::workloads {
@@ -14,42 +15,38 @@ namespace {
 
 WorkloadSpec read_workload(hw::MapReader& w) {
   WorkloadSpec s;
-  const std::string kind = w.text("kind");
+  const std::string kind =
+      w.choice("kind", std::nullopt, {"train", "prefill", "decode", "diffusion"});
   s.label = w.text("label", kind);
+  if (kind.empty()) {
+    // Missing or unknown kind (reported): the other keys depend on it, so they are not checked
+    // against some other kind's keys.
+    for (const auto& e : w.node().entries) w.ignore(e.first);
+    s.kind = WorkloadKind::kDecode;
+    return s;
+  }
   if (kind == "train")
     s.kind = WorkloadKind::kTrain;
   else if (kind == "prefill")
     s.kind = WorkloadKind::kPrefill;
   else if (kind == "decode")
     s.kind = WorkloadKind::kDecode;
-  else if (kind == "diffusion")
-    s.kind = WorkloadKind::kDiffusion;
   else
-    w.sink().add(*w.child("kind", false), w.key_path("kind"),
-                 "expected train, prefill, decode or diffusion");
+    s.kind = WorkloadKind::kDiffusion;
   switch (s.kind) {
     case WorkloadKind::kTrain: {
       s.train.micro_batch = w.integer("micro_batch", 1, 1, 1 << 20);
       s.train.seq = w.integer("seq", 1024, 1, 1 << 24);
-      s.train.grad_accum = static_cast<int>(w.integer("grad_accum", 1, 1, 4096));
-      const std::string rc = w.text("recompute", "none");
-      if (rc == "none")
-        s.train.recompute = Recompute::kNone;
-      else if (rc == "selective")
+      s.train.grad_accum = static_cast<int>(w.integer("grad_accum", 1, 1, hw::kMaxGradAccum));
+      const std::string rc = w.choice("recompute", "none", {"none", "selective", "full"});
+      if (rc == "selective")
         s.train.recompute = Recompute::kSelective;
       else if (rc == "full")
         s.train.recompute = Recompute::kFull;
       else
-        w.sink().add(*w.child("recompute", false), w.key_path("recompute"),
-                     "expected none, selective or full");
-      const std::string p = w.text("precision", "autocast");
-      if (p == "autocast")
-        s.precision = PrecisionScheme::kAutocast;
-      else if (p == "mixed")
-        s.precision = PrecisionScheme::kMixed;
-      else
-        w.sink().add(*w.child("precision", false), w.key_path("precision"),
-                     "expected autocast or mixed");
+        s.train.recompute = Recompute::kNone;
+      const std::string p = w.choice("precision", "autocast", {"autocast", "mixed"});
+      s.precision = p == "mixed" ? PrecisionScheme::kMixed : PrecisionScheme::kAutocast;
       break;
     }
     case WorkloadKind::kPrefill:
@@ -61,7 +58,7 @@ WorkloadSpec read_workload(hw::MapReader& w) {
       s.infer.cuda_graph = w.boolean("graph", false);
       break;
     case WorkloadKind::kDiffusion:
-      s.diffusion.steps = static_cast<int>(w.integer("steps", 20, 1, 100000));
+      s.diffusion.steps = static_cast<int>(w.integer("steps", 20, 1, hw::kMaxDiffusionSteps));
       break;
   }
   w.finish();
@@ -90,19 +87,18 @@ Study load_study(const std::string& path) {
     s.question = m->text("question", "");
     s.model_path = resolve_model(path, m->text("model"));
     s.gpu_name = m->text("gpu", "h200");
-    const std::string mode = m->text("mode", "fast");
-    if (mode == "fast")
-      s.mode = TimingMode::kFast;
-    else if (mode == "detailed")
-      s.mode = TimingMode::kDetailed;
-    else
-      sink.add(*m->child("mode", false), m->key_path("mode"), "expected fast or detailed");
+    const std::string mode = m->choice("mode", "fast", {"fast", "detailed"});
+    s.mode = mode == "detailed" ? TimingMode::kDetailed : TimingMode::kFast;
     s.what_ifs = m->text_list("what_if");
-    for (const auto& w : s.what_ifs) {
-      try {
-        parse_what_if(w);
-      } catch (const std::invalid_argument& e) {
-        sink.add(*m->child("what_if", false), m->key_path("what_if"), e.what());
+    if (const hw::ConfigNode* list = m->node().find("what_if");
+        list && list->kind == hw::ConfigNode::Kind::kSequence) {
+      for (std::size_t i = 0; i < list->items.size(); ++i) {
+        if (list->items[i].kind != hw::ConfigNode::Kind::kScalar) continue;  // reported above
+        try {
+          parse_what_if(list->items[i].scalar);
+        } catch (const std::invalid_argument& e) {
+          sink.add(list->items[i], fmt::format("{}[{}]", m->key_path("what_if"), i), e.what());
+        }
       }
     }
     if (m->has("workload")) {
