@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/limits.hpp"
 #include "hw/model_params.hpp"
 #include "models/op.hpp"
 
@@ -29,13 +30,24 @@ void register_describe(CLI::App& app, Action& action) {
   auto* cmd =
       app.add_subcommand("describe", "the op vocabulary (ops) or the model parameters (params)");
   auto what = std::make_shared<std::string>("ops");
-  cmd->add_option("what", *what, "ops or params")->check(CLI::IsMember({"ops", "params"}));
+  cmd->add_option("what", *what, "ops, params or limits")
+      ->check(CLI::IsMember({"ops", "params", "limits"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
       nlohmann::json j = nlohmann::json::array();
       std::string text;
-      if (*what == "ops") {
+      if (*what == "limits") {
+        Table t({"limit", "value", "applies to", "meaning"});
+        for (const auto& l : hw::limits_table()) {
+          t.row({std::string(l.name), l.value, std::string(l.applies_to), std::string(l.meaning)});
+          j.push_back({{"name", l.name},
+                       {"value", l.value},
+                       {"applies_to", l.applies_to},
+                       {"meaning", l.meaning}});
+        }
+        text = t.str();
+      } else if (*what == "ops") {
         for (const auto& op : models::op_vocabulary()) {
           nlohmann::json params = nlohmann::json::array();
           Table t({"parameter", "type", "default", "meaning"});

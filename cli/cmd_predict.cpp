@@ -17,6 +17,7 @@
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
 #include "models/kernel_model.hpp"
+#include "models/op_support.hpp"
 
 namespace ridge::cli {
 
@@ -156,6 +157,23 @@ void register_predict(CLI::App& app, Action& action) {
       const hw::GpuSpec g = hw::find_gpu(*gpu);
       nlohmann::json recs = nlohmann::json::array();
       Table t({"id", "op", "timing", "time", "bound"});
+      for (const Case& c : cases) {
+        if (std::string why = models::unsupported_reason(g, c.op); !why.empty()) {
+          errors.push_back(fmt::format("{}: {}: {}", *file, c.id, why));
+          continue;
+        }
+        try {
+          models::require_detailed_budget(g, c.op, m, c.timing);
+        } catch (const std::invalid_argument& e) {
+          errors.push_back(fmt::format("{}: {}: {}", *file, c.id, e.what()));
+        }
+      }
+      if (!errors.empty()) {
+        std::string all;
+        for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
+        throw std::invalid_argument(
+            fmt::format("{}\n{} problem(s); nothing was written", all, errors.size()));
+      }
       for (const Case& c : cases) {
         const auto p = models::predict_kernel(g, c.op, m, c.timing);
         nlohmann::json r = c.record.is_object() ? c.record : nlohmann::json::object();

@@ -137,6 +137,18 @@ void merge_config(ConfigNode& base, const ConfigNode& overlay) {
 }
 
 namespace {
+// A Ridge config is a map whose top-level keys are plain names (gpu, model, study, base, ...).
+bool looks_like_config(const ConfigNode& node) {
+  if (node.kind == ConfigNode::Kind::kNull) return true;  // empty: reported as missing keys
+  if (node.kind != ConfigNode::Kind::kMap) return false;
+  for (const auto& [key, value] : node.entries) {
+    if (key.empty() || key.size() > 64) return false;
+    for (char c : key)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
 void load_recursive(const std::filesystem::path& path, std::vector<std::string>& chain,
                     LoadedConfig& out, const ConfigNode* from) {
   const std::string shown = path.lexically_normal().string();
@@ -155,14 +167,19 @@ void load_recursive(const std::filesystem::path& path, std::vector<std::string>&
     if (from)
       throw ConfigException({{from->file, from->line, from->column, "base",
                               fmt::format("cannot read base file: {}", e.what())}});
-    throw ConfigException({{shown, 0, 0, "", e.what()}});
+    std::string why = e.what();
+    if (why.starts_with(shown + ": ")) why = why.substr(shown.size() + 2);
+    throw ConfigException({{shown, 0, 0, "", why}});
   }
+  // A syntax error is reported at its line and column; yaml-cpp's messages quote no text.
   ConfigNode node = parse_yaml(text, shown);
-  if (from && node.kind != ConfigNode::Kind::kMap) {
-    // Never echo a file that is not a config (`base: /etc/shadow`): say so at the base key.
-    throw ConfigException(
-        {{from->file, from->line, from->column, "base",
-          fmt::format("'{}' is not a valid config (expected a YAML map of keys)", shown)}});
+  if (!looks_like_config(node)) {
+    // Never echo a file that is not a Ridge config (`base: /etc/shadow` parses as a map whose keys
+    // are the file's lines): say so once, at the base key or the file's start.
+    const std::string msg =
+        fmt::format("'{}' is not a valid config (expected a YAML map of Ridge keys)", shown);
+    if (from) throw ConfigException({{from->file, from->line, from->column, "base", msg}});
+    throw ConfigException({{shown, 1, 1, "", msg}});
   }
   chain.push_back(canon);
   ConfigNode merged;

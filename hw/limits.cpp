@@ -50,17 +50,18 @@ std::vector<Limit> limits_table() {
        "deepest nesting of maps and lists"},
       {"what_if_factor", fmt::format("{} .. {}", kMinWhatIfFactor, kMaxWhatIfFactor),
        "--what-if, study what_if", "range of a what-if factor"},
-      {"tensor_elements", "2^48", "every op (kernel, roofline, predict, workloads)",
-       "elements of one tensor of an op (products of its sizes)"},
-      {"op_flops", fmt::format("{:g}", kMaxOpFlops), "every op", "FLOPs of one op"},
+      {"op_bytes", "2^50 B (1 PiB)", "every op (kernel, roofline, predict, workloads)",
+       "bytes one op reads and writes: bounds every product of its sizes"},
+      {"op_flops", fmt::format("{:.0e}", kMaxOpFlops), "every op", "FLOPs of one op"},
       {"layers", fmt::format("{}", kMaxLayers), "model files", "transformer and encoder layers"},
       {"grad_accum", fmt::format("{}", kMaxGradAccum), "train workloads",
        "micro-batches accumulated in one step"},
       {"steps", fmt::format("{}", kMaxDiffusionSteps), "diffusion workloads", "denoising steps"},
       {"graph_ops", fmt::format("{}", kMaxGraphOps), "every workload",
-       "ops of one workload's graph, estimated before it is built"},
-      {"detailed_blocks", fmt::format("{:g}", kMaxDetailedBlocks), "--mode detailed",
-       "thread blocks simulated as events in one run; beyond it the fast-mode answer is offered"},
+       "ops of one workload's graph, counted as it is built"},
+      {"detailed_blocks", fmt::format("{:.0e}", kMaxDetailedBlocks), "--mode detailed",
+       "thread blocks simulated as events per op (kernel, predict) or per workload execution "
+       "(distinct shapes once); beyond it, an error that offers fast mode"},
   };
 }
 
@@ -68,7 +69,8 @@ std::string read_input_file(const std::string& path) {
   // O_NONBLOCK: opening a FIFO with no writer must not hang; it is refused below anyway.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
-    throw std::invalid_argument(fmt::format("{}: cannot read file: {}", path, std::strerror(errno)));
+    throw std::invalid_argument(
+        fmt::format("{}: cannot read file: {}", path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);

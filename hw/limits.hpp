@@ -28,8 +28,9 @@ inline constexpr int kMaxYamlDepth = 128;
 /// A what-if factor's range: beyond it the "what if" describes no machine (0.01x to 100x).
 inline constexpr double kMinWhatIfFactor = 0.01;
 inline constexpr double kMaxWhatIfFactor = 100.0;
-/// Elements of one tensor of an op (2^48: 281 T elements, 2,000x the HBM of any shipped GPU).
-inline constexpr double kMaxTensorElements = 281474976710656.0;  // 2^48
+/// Bytes one op reads plus writes (2^50 B = 1 PiB, ~7,000x the HBM of any shipped GPU): bounds
+/// every product of an op's sizes (a GEMM's m x n x batch output, its tiles and grid).
+inline constexpr double kMaxOpBytes = 1125899906842624.0;  // 2^50
 /// FLOPs of one op (1e21: an hour at 280 PFLOP/s; larger work exceeds the picosecond clock's
 /// range of ~106 days on slow precisions).
 inline constexpr double kMaxOpFlops = 1e21;
@@ -39,10 +40,12 @@ inline constexpr long long kMaxLayers = 1024;
 inline constexpr long long kMaxGradAccum = 512;
 /// Denoising steps of one diffusion run (DDPM's 1000 is the longest schedule in common use).
 inline constexpr long long kMaxDiffusionSteps = 1000;
-/// Ops of one workload's graph (the shipped GPT-3 175B training study has ~14,000).
-inline constexpr long long kMaxGraphOps = 2000000;
-/// Detailed mode: most simulated thread blocks (events) of one run; beyond it, use fast mode.
-inline constexpr double kMaxDetailedBlocks = 5e7;
+/// Ops of one workload's graph, counted as it is built (the shipped studies: GPT-3 175B training
+/// step 6,846; Wan 2.1 at 50 steps 40,756; building one op costs ~10 us, executing it more).
+inline constexpr long long kMaxGraphOps = 500000;
+/// Detailed mode: most thread blocks simulated as events for one op (ridge kernel, predict) or one
+/// workload execution (each distinct shape once); ~3 us each here, so the budget is ~30 s.
+inline constexpr double kMaxDetailedBlocks = 1e7;
 
 /// One limit, for `ridge describe limits`.
 struct Limit {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 
 namespace ridge::workloads {
 
@@ -55,7 +56,7 @@ TransformerConfig read_transformer(hw::MapReader& m) {
   t.style = m.text("style", "gpt");
   if (t.style != "gpt" && t.style != "llama")
     m.sink().add(*m.child("style", false), m.key_path("style"), "expected gpt or llama");
-  t.layers = static_cast<int>(m.integer("layers", std::nullopt, 1, 100000));
+  t.layers = static_cast<int>(m.integer("layers", std::nullopt, 1, hw::kMaxLayers));
   t.d_model = m.integer("d_model", std::nullopt, 1);
   t.heads = static_cast<int>(m.integer("heads", std::nullopt, 1, 65536));
   t.kv_heads = static_cast<int>(m.integer("kv_heads", t.heads, 1, 65536));
@@ -91,7 +92,7 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
   d.name = m.text("name");
   d.dtype = m.text("dtype", "bf16");
   if (auto t = m.map("text_encoder")) {
-    d.text.layers = static_cast<int>(t->integer("layers", std::nullopt, 1, 10000));
+    d.text.layers = static_cast<int>(t->integer("layers", std::nullopt, 1, hw::kMaxLayers));
     d.text.d_model = t->integer("d_model", std::nullopt, 1);
     d.text.heads = static_cast<int>(t->integer("heads", std::nullopt, 1, 65536));
     d.text.ffn = t->integer("ffn", std::nullopt, 1);
@@ -103,7 +104,7 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
   }
   if (auto n = m.map("denoiser")) {
     auto& x = d.denoiser;
-    x.layers = static_cast<int>(n->integer("layers", std::nullopt, 1, 10000));
+    x.layers = static_cast<int>(n->integer("layers", std::nullopt, 1, hw::kMaxLayers));
     x.d_model = n->integer("d_model", std::nullopt, 1);
     x.heads = static_cast<int>(n->integer("heads", std::nullopt, 1, 65536));
     x.ffn = n->integer("ffn", std::nullopt, 1);
