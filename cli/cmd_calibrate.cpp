@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -270,6 +271,24 @@ void register_compare(CLI::App& app, Action& action) {
       const hw::GpuSpec gpu = hw::find_gpu(a->gpu);
       files.insert(files.begin(), gpu.files.begin(), gpu.files.end());
       const auto c = models::compare(gpu, records, parse_mode(a->mode), held->count() > 0);
+      // Records not compared, said rather than dropped: ops outside the vocabulary (a typo or a
+      // microbenchmark Ridge does not predict) and host-side timings.
+      std::map<std::string, int> skipped;
+      for (const auto& r : records) {
+        if (r.spec) continue;
+        if (!models::find_op(r.op))
+          ++skipped[fmt::format("{}: op '{}' is not in the vocabulary (ridge describe ops)", r.file,
+                                r.op)];
+        else
+          ++skipped[fmt::format("{}: op '{}' timed on the host (method: host)", r.file, r.op)];
+      }
+      std::string not_compared;
+      nlohmann::json skipped_json = nlohmann::json::array();
+      for (const auto& [why, n] : skipped) {
+        not_compared += fmt::format("not compared: {} record(s): {}\n", n, why);
+        skipped_json.push_back({{"records", n}, {"reason", why}});
+      }
+      std::cerr << not_compared;
       if (!a->csv.empty()) {
         std::string csv = "id,op,class,held_out,measured_us,predicted_us,error,bound\n";
         for (const auto& r : c.rows)
@@ -305,6 +324,7 @@ void register_compare(CLI::App& app, Action& action) {
         text += "\n" + w.str() + "\n" + provenance_text(files);
       }
       nlohmann::json j = models::comparison_json(c);
+      j["not_compared"] = skipped_json;
       j["gpu"] = gpu.name;
       j["mode"] = a->mode;
       j["provenance"] = provenance(files);

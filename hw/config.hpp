@@ -84,6 +84,8 @@ void merge_config(ConfigNode& base, const ConfigNode& overlay);
 class ErrorSink {
  public:
   void add(const ConfigNode& at, const std::string& path, std::string message);
+  /// An error found elsewhere (another file of the same run), reported with these.
+  void add(ConfigError error) { errors_.push_back(std::move(error)); }
   bool empty() const { return errors_.empty(); }
   /// Throws ConfigException with everything collected, sorted by file position, if any.
   void throw_if_any() const;

@@ -62,7 +62,66 @@ WorkloadSpec read_workload(hw::MapReader& w) {
       break;
   }
   w.finish();
+  const hw::ConfigNode& node = w.node();
+  s.at[""] = {node.file, node.line, node.column, w.path()};
+  for (const char* k : {"kind", "context", "max_len", "prompt", "seq"})
+    if (const hw::ConfigNode* c = node.find(k))
+      s.at[k] = {c->file, c->line, c->column, w.key_path(k)};
   return s;
+}
+
+// The workload's sizes against the model: a decode step's context and the token it adds must fit
+// the model's positions and the KV cache (a 4096 context on a 2048-position model reported a
+// cache that fits); prompts and training sequences must fit the positions.
+void check_against_model(const WorkloadSpec& w, const ModelConfig& model, hw::ErrorSink& sink) {
+  auto error = [&](const std::string& key, std::string message) {
+    auto it = w.at.find(key);
+    const bool present = it != w.at.end();
+    if (!present) it = w.at.find("");  // a default: at the workload
+    if (it == w.at.end()) return;
+    const KeyPosition& p = it->second;
+    sink.add(hw::ConfigError{p.file, p.line, p.column, present ? p.path : p.path + "." + key,
+                             std::move(message)});
+  };
+  const std::string model_file = model.files.empty() ? "the model" : model.files.back().first;
+  if (w.kind == WorkloadKind::kDiffusion) {
+    if (model.is_transformer())
+      error("kind", fmt::format("a diffusion workload needs a diffusion model; {} is a transformer",
+                                model_file));
+    return;
+  }
+  if (!model.is_transformer()) {
+    error("kind", fmt::format("train, prefill and decode need a transformer model; {} is a "
+                              "diffusion pipeline",
+                              model_file));
+    return;
+  }
+  const long long positions = model.transformer().max_positions;
+  switch (w.kind) {
+    case WorkloadKind::kTrain:
+      if (w.train.seq > positions)
+        error("seq", fmt::format("{} is over the model's max_positions {} ({})", w.train.seq,
+                                 positions, model_file));
+      break;
+    case WorkloadKind::kPrefill:
+      if (w.infer.prompt > positions)
+        error("prompt", fmt::format("{} is over the model's max_positions {} ({})", w.infer.prompt,
+                                    positions, model_file));
+      break;
+    case WorkloadKind::kDecode:
+      if (w.infer.context + 1 > positions)
+        error("context",
+              fmt::format("{} cached tokens + the one decoded is over the model's max_positions "
+                          "{} ({})",
+                          w.infer.context, positions, model_file));
+      if (w.infer.context + 1 > w.infer.max_len)
+        error("context", fmt::format("{} cached tokens + the one decoded do not fit the KV cache's "
+                                     "max_len {} (raise max_len)",
+                                     w.infer.context, w.infer.max_len));
+      break;
+    case WorkloadKind::kDiffusion:
+      break;
+  }
 }
 
 std::string resolve_model(const std::string& study_path, const std::string& name) {
@@ -83,10 +142,12 @@ Study load_study(const std::string& path) {
   Study s;
   s.files = cfg.files;
   hw::MapReader top(cfg.root, "", sink);
+  const hw::ConfigNode* gpu_node = nullptr;
   if (auto m = top.map("study")) {
     s.question = m->text("question", "");
     s.model_path = resolve_model(path, m->text("model"));
     s.gpu_name = m->text("gpu", "h200");
+    if (const hw::ConfigNode* g = m->node().find("gpu")) gpu_node = g;
     const std::string mode = m->choice("mode", "fast", {"fast", "detailed"});
     s.mode = mode == "detailed" ? TimingMode::kDetailed : TimingMode::kFast;
     s.what_ifs = m->text_list("what_if");
@@ -108,6 +169,8 @@ Study load_study(const std::string& path) {
       if (list->kind != hw::ConfigNode::Kind::kSequence) {
         sink.add(*list, m->key_path("workloads"), "expected a list of workloads");
       } else {
+        if (list->items.empty())
+          sink.add(*list, m->key_path("workloads"), "expected at least one workload");
         for (std::size_t i = 0; i < list->items.size(); ++i) {
           hw::MapReader w(list->items[i], fmt::format("{}[{}]", m->key_path("workloads"), i), sink);
           s.workloads.push_back(read_workload(w));
@@ -117,6 +180,28 @@ Study load_study(const std::string& path) {
     m->finish();
   }
   top.finish();
+  // The files the study names, checked now so that every file's errors come out together.
+  if (!s.model_path.empty()) {
+    try {
+      const ModelConfig model = load_model_config(s.model_path);
+      for (const auto& w : s.workloads) check_against_model(w, model, sink);
+    } catch (const hw::ConfigException& e) {
+      for (const auto& err : e.errors()) sink.add(err);
+    }
+  }
+  if (!s.gpu_name.empty()) {
+    try {
+      (void)hw::find_gpu(s.gpu_name);
+    } catch (const hw::ConfigException& e) {
+      const hw::ConfigNode* at = gpu_node;
+      for (auto err : e.errors()) {
+        if (at && err.file == s.gpu_name) {  // a name, not a file: at the study's gpu key
+          err = {at->file, at->line, at->column, "study.gpu", err.message};
+        }
+        sink.add(err);
+      }
+    }
+  }
   sink.throw_if_any();
   return s;
 }
