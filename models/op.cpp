@@ -296,7 +296,7 @@ struct OpBuilder {
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [key, value] : kv) {
       auto it = std::find_if(decl->params.begin(), decl->params.end(),
-                             [&](const ParamDecl& p) { return p.name == key; });
+                             [&k = key](const ParamDecl& p) { return p.name == k; });
       if (it == decl->params.end()) {
         const std::string near = nearest(key, *decl);
         std::vector<std::string_view> names;

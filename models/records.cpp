@@ -14,7 +14,10 @@
 namespace ridge::models {
 
 RecordFile read_records(const std::string& path) {
-  const std::string text = hw::read_input_file(path);
+  return parse_records(hw::read_input_file(path), path);
+}
+
+RecordFile parse_records(const std::string& text, const std::string& path) {
   if (const std::string deep = hw::json_depth_error(text); !deep.empty())
     throw std::invalid_argument(fmt::format("{}: {}", path, deep));
   RecordFile out;

@@ -137,7 +137,10 @@ std::string resolve_model(const std::string& study_path, const std::string& name
 }  // namespace
 
 Study load_study(const std::string& path) {
-  const hw::LoadedConfig cfg = hw::load_config_file(path);
+  return read_study(hw::load_config_file(path), path);
+}
+
+Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
   hw::ErrorSink sink;
   Study s;
   s.files = cfg.files;

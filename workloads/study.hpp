@@ -53,6 +53,8 @@ struct Study {
 
 /// Loads a study file. Throws hw::ConfigException (file:line:col: key: message).
 Study load_study(const std::string& path);
+/// The same from a loaded config tree (`path` locates the model file named relative to it).
+Study read_study(const hw::LoadedConfig& config, const std::string& path);
 
 /// One workload simulated and analysed.
 struct WorkloadResult {
