@@ -77,6 +77,7 @@ ROWS = [
     ("silent", "records with an unknown op in `compare`", "ridge compare unknown-op.json"),
     ("silent", "`workloads: []`", "ridge run empty.yaml"),
     ("silent", "`base: /etc/shadow`", "ridge hw show shadow.yaml"),
+    ("questionable", "`communication*2` where nothing communicates", "ridge run small.yaml --what-if 'communication*2'"),
     ("unexplained", "errors in study, model and GPU together; did-you-mean for values", "ridge run together.yaml"),
     ("unexplained", "CLI argument error", "ridge run --no-such-flag"),
 ]

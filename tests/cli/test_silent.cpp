@@ -142,3 +142,18 @@ TEST_CASE("did-you-mean counts a swap of neighbours as one edit", "[unit]") {
   CHECK(ridge::hw::nearest_word("decod", {"train", "prefill", "decode", "diffusion"}) == "decode");
   CHECK(ridge::hw::nearest_word("zzz", {"train", "decode"}).empty());
 }
+
+TEST_CASE("silent: a what-if on nothing the workload has is an error", "[config-errors]") {
+  Scratch s;
+  s.write("study.yaml",
+          "study:\n  model: gpt2-small\n  workloads:\n"
+          "    - {label: one decode, kind: decode, context: 8}\n");
+  // One GPU, no collective: communication*2 reported a 1.00x "speedup".
+  Run r = run_ridge("run study.yaml --what-if 'communication*2'", s.dir);
+  CHECK(r.status == 2);
+  CHECK(contains(r.output,
+                 "what-if 'communication*2': the 'one decode' workload has no "
+                 "communication op (it has: "));
+  CHECK(run_ridge("run study.yaml --what-if 'conv2d*2'", s.dir).status == 2);
+  CHECK(run_ridge("run study.yaml --what-if 'gemm*2'", s.dir).status == 0);
+}
