@@ -7,11 +7,13 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "models/calibration.hpp"
 #include "models/records.hpp"
 #include "workloads/e2e_compare.hpp"
@@ -86,6 +88,7 @@ void register_calibrate(CLI::App& app, Action& action) {
     action = [=] {
       std::vector<std::pair<std::string, std::string>> files;
       const auto records = read_all(a->files, a->exclude, files);
+      check_output_target(a->out);  // before the fit: not a device, not an input of this run
       const std::string base_path = hw::resolve_gpu_config(a->gpu);
       const hw::GpuSpec gpu = hw::load_gpu_spec(base_path);
       auto res = models::calibrate(gpu, records, parse_mode(a->mode));
@@ -142,10 +145,9 @@ void register_calibrate(CLI::App& app, Action& action) {
         std::string sources;
         workloads::E2eCache cache;
         for (const auto& path : a->e2e) {
-          std::ifstream in(path, std::ios::binary);
-          if (!in) throw std::invalid_argument("--e2e: cannot read " + path);
-          const std::string text((std::istreambuf_iterator<char>(in)),
-                                 std::istreambuf_iterator<char>());
+          const std::string text = hw::read_input_file(path);
+          if (const std::string deep = hw::json_depth_error(text); !deep.empty())
+            throw std::invalid_argument("--e2e: " + path + ": " + deep);
           const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
           if (doc.is_discarded()) throw std::invalid_argument(path + ": not JSON");
           files.emplace_back(path, hw::sha256_hex(text));
@@ -197,14 +199,11 @@ void register_calibrate(CLI::App& app, Action& action) {
       command += " --gpu " + a->gpu + " --out " + a->out;
       const std::string yaml =
           models::calibrated_overlay_yaml(rel_base, stem + "-calibrated", res, command);
-      // Check the overlay loads before writing it.
-      write_file_atomically(a->out, yaml);
-      try {
-        (void)hw::load_gpu_spec(a->out);
-      } catch (...) {
-        std::filesystem::remove(a->out);
-        throw;
-      }
+      // The overlay must load before it replaces anything: checked as the temporary beside the
+      // target (its base path is relative to that directory), which a failure removes.
+      OutputSet out;
+      out.add(a->out, yaml);
+      out.commit([](const std::vector<std::string>& temps) { (void)hw::load_gpu_spec(temps[0]); });
       Table t({"parameter", "before", "fitted", "method", "records", "residual"});
       nlohmann::json params = nlohmann::json::array();
       for (const auto& p : res.params) {
@@ -285,9 +284,28 @@ void register_compare(CLI::App& app, Action& action) {
       }
       std::vector<std::pair<std::string, std::string>> files;
       const auto records = read_all(a->files, a->exclude, files);
+      if (!a->csv.empty()) check_output_target(a->csv);
       const hw::GpuSpec gpu = hw::find_gpu(a->gpu);
       files.insert(files.begin(), gpu.files.begin(), gpu.files.end());
       const auto c = models::compare(gpu, records, parse_mode(a->mode), held->count() > 0);
+      // Records not compared, said rather than dropped: ops outside the vocabulary (a typo or a
+      // microbenchmark Ridge does not predict) and host-side timings.
+      std::map<std::string, int> skipped;
+      for (const auto& r : records) {
+        if (r.spec) continue;
+        if (!models::find_op(r.op))
+          ++skipped[fmt::format("{}: op '{}' is not in the vocabulary (ridge describe ops)", r.file,
+                                r.op)];
+        else
+          ++skipped[fmt::format("{}: op '{}' timed on the host (method: host)", r.file, r.op)];
+      }
+      std::string not_compared;
+      nlohmann::json skipped_json = nlohmann::json::array();
+      for (const auto& [why, n] : skipped) {
+        not_compared += fmt::format("not compared: {} record(s): {}\n", n, why);
+        skipped_json.push_back({{"records", n}, {"reason", why}});
+      }
+      std::cerr << not_compared;
       if (!a->csv.empty()) {
         std::string csv = "id,op,class,held_out,measured_us,predicted_us,error,bound\n";
         for (const auto& r : c.rows)
@@ -323,6 +341,7 @@ void register_compare(CLI::App& app, Action& action) {
         text += "\n" + w.str() + "\n" + provenance_text(files);
       }
       nlohmann::json j = models::comparison_json(c);
+      j["not_compared"] = skipped_json;
       j["gpu"] = gpu.name;
       j["mode"] = a->mode;
       j["provenance"] = provenance(files);

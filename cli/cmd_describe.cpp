@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/limits.hpp"
 #include "hw/model_params.hpp"
 #include "models/op.hpp"
 
@@ -30,13 +31,14 @@ std::string_view type_name(models::ParamType t) {
 void register_describe(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("describe",
                                  "every key users can write: the op vocabulary (ops), the model "
-                                 "parameters (params), serving studies (serve), systems "
-                                 "(system), graph files (graph), imported graphs (import)");
+                                 "parameters (params), input limits (limits), serving studies "
+                                 "(serve), systems (system), graph files (graph), imported "
+                                 "graphs (import)");
   auto what = std::make_shared<std::string>("ops");
   cmd->add_option("what", *what,
-                  "ops, params, serve, system, graph (kind: graph files) or import (imported "
-                  "graphs)")
-      ->check(CLI::IsMember({"ops", "params", "serve", "system", "graph", "import"}));
+                  "ops, params, limits, serve, system, graph (kind: graph files) or import "
+                  "(imported graphs)")
+      ->check(CLI::IsMember({"ops", "params", "limits", "serve", "system", "graph", "import"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -46,6 +48,16 @@ void register_describe(CLI::App& app, Action& action) {
         describe_system_keys(text, j);
       } else if (*what == "graph" || *what == "import") {
         text = describe_import_topic(*what, j);
+      } else if (*what == "limits") {
+        Table t({"limit", "value", "applies to", "meaning"});
+        for (const auto& l : hw::limits_table()) {
+          t.row({std::string(l.name), l.value, std::string(l.applies_to), std::string(l.meaning)});
+          j.push_back({{"name", l.name},
+                       {"value", l.value},
+                       {"applies_to", l.applies_to},
+                       {"meaning", l.meaning}});
+        }
+        text = t.str();
       } else if (*what == "ops") {
         for (const auto& op : models::op_vocabulary()) {
           nlohmann::json params = nlohmann::json::array();

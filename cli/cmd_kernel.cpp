@@ -7,6 +7,7 @@
 #include "cli/output.hpp"
 #include "hw/gpu_loader.hpp"
 #include "models/kernel_model.hpp"
+#include "models/op_support.hpp"
 
 namespace ridge::cli {
 
@@ -108,6 +109,8 @@ void register_kernel(CLI::App& app, Action& action) {
       const models::Mode m = parse_mode(*mode);
       const models::Timing t = parse_timing(*timing);
       const hw::GpuSpec g = hw::find_gpu(*gpu);
+      models::require_supported(g, op);
+      models::require_detailed_budget(g, op, m, t);
       const models::KernelPrediction p = models::predict_kernel(g, op, m, t);
       nlohmann::json j = {{"op", op.kind()},
                           {"params", op.params()},

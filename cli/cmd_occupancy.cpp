@@ -41,6 +41,7 @@ void register_occupancy(CLI::App& app, Action& action) {
           if (n.error.empty() && n.value >= 0) return n.value;
           throw std::invalid_argument(fmt::format("{}: {}", flag, q.error));
         }
+        if (q.value < 0) throw std::invalid_argument(fmt::format("{}: {} is negative", flag, text));
         return q.value;
       };
       const hw::GpuSpec g = hw::find_gpu(a->gpu);

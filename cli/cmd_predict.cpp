@@ -6,7 +6,6 @@
 // case fails the whole run (exit 2, nothing printed but the errors), each error naming file, index
 // and what was expected.
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <fstream>
 #include <sstream>
@@ -14,8 +13,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "models/kernel_model.hpp"
+#include "models/op_support.hpp"
 
 namespace ridge::cli {
 
@@ -25,20 +27,22 @@ models::Timing parse_timing(const std::string& s);
 
 namespace {
 
-nlohmann::json yaml_to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
+// A cases YAML file read through the strict reader's parser (alias expansion and depth bounded),
+// as JSON.
+nlohmann::json yaml_to_json(const hw::ConfigNode& n) {
+  switch (n.kind) {
+    case hw::ConfigNode::Kind::kMap: {
       nlohmann::json j = nlohmann::json::object();
-      for (const auto& kv : n) j[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+      for (const auto& [k, v] : n.entries) j[k] = yaml_to_json(v);
       return j;
     }
-    case YAML::NodeType::Sequence: {
+    case hw::ConfigNode::Kind::kSequence: {
       nlohmann::json j = nlohmann::json::array();
-      for (const auto& v : n) j.push_back(yaml_to_json(v));
+      for (const auto& v : n.items) j.push_back(yaml_to_json(v));
       return j;
     }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
+    case hw::ConfigNode::Kind::kScalar: {
+      const std::string& s = n.scalar;
       if (s == "true" || s == "false") return s == "true";
       try {
         size_t pos = 0;
@@ -69,22 +73,19 @@ models::Timing timing_of_method(const std::string& m) {
 }
 
 std::vector<Case> read_cases(const std::string& path, std::vector<std::string>& errors) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(fmt::format("{}: cannot read the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = hw::read_input_file(path);
   nlohmann::json doc;
   bool records = false;
-  try {
-    if (path.ends_with(".json")) {
+  if (path.ends_with(".json")) {
+    if (const std::string deep = hw::json_depth_error(text); !deep.empty())
+      throw std::invalid_argument(fmt::format("{}: {}", path, deep));
+    try {
       doc = nlohmann::json::parse(text);
-    } else {
-      doc = yaml_to_json(YAML::Load(text));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }
-  } catch (const std::exception& e) {
-    throw std::invalid_argument(fmt::format("{}: not valid {}: {}", path,
-                                            path.ends_with(".json") ? "JSON" : "YAML", e.what()));
+  } else {
+    doc = yaml_to_json(hw::parse_yaml(text, path));  // ConfigException: file:line:col
   }
   nlohmann::json list;
   if (doc.is_object() && doc.contains("records")) {
@@ -156,6 +157,23 @@ void register_predict(CLI::App& app, Action& action) {
       const hw::GpuSpec g = hw::find_gpu(*gpu);
       nlohmann::json recs = nlohmann::json::array();
       Table t({"id", "op", "timing", "time", "bound"});
+      for (const Case& c : cases) {
+        if (std::string why = models::unsupported_reason(g, c.op); !why.empty()) {
+          errors.push_back(fmt::format("{}: {}: {}", *file, c.id, why));
+          continue;
+        }
+        try {
+          models::require_detailed_budget(g, c.op, m, c.timing);
+        } catch (const std::invalid_argument& e) {
+          errors.push_back(fmt::format("{}: {}: {}", *file, c.id, e.what()));
+        }
+      }
+      if (!errors.empty()) {
+        std::string all;
+        for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
+        throw std::invalid_argument(
+            fmt::format("{}\n{} problem(s); nothing was written", all, errors.size()));
+      }
       for (const Case& c : cases) {
         const auto p = models::predict_kernel(g, c.op, m, c.timing);
         nlohmann::json r = c.record.is_object() ? c.record : nlohmann::json::object();

@@ -6,6 +6,7 @@
 #include "cli/output.hpp"
 #include "hw/gpu_loader.hpp"
 #include "models/op_cost.hpp"
+#include "models/op_support.hpp"
 #include "models/roofline.hpp"
 
 namespace ridge::cli {
@@ -56,6 +57,7 @@ void register_roofline(CLI::App& app, Action& action) {
     action = [=] {
       const models::OpSpec op = models::OpSpec::parse(*kind, *params);
       const hw::GpuSpec g = hw::find_gpu(*gpu);
+      models::require_supported(g, op);
       const models::Roofline r = models::roofline(g, models::op_cost(op));
       nlohmann::json j = roofline_json(op, r);
       j["gpu"] = g.name;

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "workloads/e2e_compare.hpp"
 #include "workloads/study.hpp"
 
@@ -30,9 +31,10 @@ int e2e_table(const RunOutputs& o) {
   std::vector<workloads::E2eRun> runs;
   workloads::E2eCache cache;  // the runs measured the same cases: simulate each once
   for (const auto& path : o.e2e_table) {
-    std::ifstream in(path);
-    if (!in) throw std::invalid_argument("--e2e-table: cannot read " + path);
-    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    const std::string text = hw::read_input_file(path);
+    if (const std::string deep = hw::json_depth_error(text); !deep.empty())
+      throw std::invalid_argument("--e2e-table: " + path + ": " + deep);
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) throw std::invalid_argument("--e2e-table: " + path + ": not JSON");
     try {
       runs.push_back({path, workloads::compare_e2e(doc, g, &cache)});
@@ -80,18 +82,19 @@ int run_study_file(const std::string& path, const RunOutputs& out) {
     study.mode = workloads::TimingMode::kFast;
   else if (!out.mode.empty())
     throw std::invalid_argument("--mode: expected fast or detailed");
+  // Refuse a bad output target before any work (again before writing, in OutputSet::commit).
+  for (const std::string* p : {&out.trace, &out.svg, &out.timeline_svg})
+    if (!p->empty()) check_output_target(*p);
   const workloads::StudyResult r = workloads::run_study(study);
   std::vector<std::pair<std::string, std::string>> files = study.files;
   for (const auto& f : r.model.files) files.push_back(f);
   for (const auto& f : r.gpu.files) files.push_back(f);
-  // Render everything first, then write: a failure leaves no half-written output.
-  std::string trace, svg, tl;
-  if (!out.trace.empty()) trace = workloads::trace_json(r);
-  if (!out.svg.empty()) svg = workloads::roofline_svg(r);
-  if (!out.timeline_svg.empty()) tl = workloads::timeline_svg(r);
-  if (!out.trace.empty()) write_file_atomically(out.trace, trace);
-  if (!out.svg.empty()) write_file_atomically(out.svg, svg);
-  if (!out.timeline_svg.empty()) write_file_atomically(out.timeline_svg, tl);
+  // Render everything, then write all outputs together: a failure leaves none of them.
+  OutputSet outputs;
+  if (!out.trace.empty()) outputs.add(out.trace, workloads::trace_json(r));
+  if (!out.svg.empty()) outputs.add(out.svg, workloads::roofline_svg(r));
+  if (!out.timeline_svg.empty()) outputs.add(out.timeline_svg, workloads::timeline_svg(r));
+  outputs.commit();
   nlohmann::json j = workloads::report_json(r);
   j["study"] = path;
   j["provenance"] = provenance(files);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "hw/config.hpp"
 
 int main(int argc, char** argv) {
@@ -30,7 +31,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every argument error exits 2, as a config error does (CLI11's
+    // own codes are 100-115).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
   try {
     if (!action) return ridge::cli::run_default_study();
@@ -39,6 +43,9 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     std::cerr << fmt::format("ridge: {} problem(s) in the configuration; nothing was written\n",
                              e.errors().size());
+    return 2;
+  } catch (const ridge::cli::OutputError& e) {
+    std::cerr << "ridge: " << e.what() << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {
     std::cerr << "ridge: " << e.what() << "\n";

@@ -7,8 +7,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
+#include "hw/limits.hpp"
 #include "hw/units.hpp"
 
 #ifndef RIDGE_VERSION
@@ -68,24 +76,111 @@ std::string provenance_text(const std::vector<std::pair<std::string, std::string
   return out;
 }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp-ridge";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot open for writing", path));
-    out << content;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(fmt::format("{}: write failed", path));
+void check_output_target(const std::string& path) {
+  if (path.empty()) throw OutputError("an output path is empty");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node"
+                       : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
+                       : !S_ISREG(st.st_mode)                       ? "not a regular file"
+                                                                    : nullptr;
+    if (what)
+      throw OutputError(fmt::format(
+          "{}: refusing to write an output there: it is {} (Ridge replaces only regular files)",
+          path, what));
+    if (hw::is_input_file(path))
+      throw OutputError(
+          fmt::format("{}: refusing to write an output there: it is an input of this run", path));
+  }
+}
+
+OutputSet::~OutputSet() {
+  remove_temps();
+}
+
+void OutputSet::remove_temps() {
+  for (auto& s : staged_) {
+    if (!s.temp.empty()) ::unlink(s.temp.c_str());
+    s.temp.clear();
+  }
+}
+
+void OutputSet::add(const std::string& path, std::string content) {
+  check_output_target(path);
+  for (const auto& s : staged_)
+    if (s.path == path)
+      throw OutputError(fmt::format("{}: named for two outputs of the same run", path));
+  staged_.push_back({path, std::move(content), {}});
+}
+
+namespace {
+
+// Creates a new file beside `path`, exclusively (never an existing file or a link), and writes
+// `content` to disk. Returns its name.
+std::string write_temp(const std::string& path, const std::string& content) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  static unsigned counter = 0;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string temp =
+        (dir / fmt::format(".{}.ridge-{}-{}", target.filename().string(), ::getpid(), counter++))
+            .string();
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      if (errno == EEXIST) continue;
+      throw OutputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
     }
+    std::size_t done = 0;
+    int err = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : EIO;
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
+      ::unlink(temp.c_str());
+      throw OutputError(fmt::format("{}: write failed: {}", path, std::strerror(err)));
+    }
+    return temp;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: {}", path, ec.message()));
+  throw OutputError(fmt::format("{}: cannot create a temporary file beside it", path));
+}
+
+}  // namespace
+
+void OutputSet::commit(const std::function<void(const std::vector<std::string>&)>& check) {
+  try {
+    std::vector<std::string> temps;
+    for (auto& s : staged_) {
+      check_output_target(s.path);  // again: the run may have taken a while
+      s.temp = write_temp(s.path, s.content);
+      temps.push_back(s.temp);
+    }
+    if (check) check(temps);
+    for (auto& s : staged_) {
+      if (::rename(s.temp.c_str(), s.path.c_str()) != 0)
+        throw OutputError(fmt::format("{}: cannot replace: {}", s.path, std::strerror(errno)));
+      s.temp.clear();
+    }
+  } catch (...) {
+    remove_temps();
+    throw;
   }
+  staged_.clear();
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  OutputSet out;
+  out.add(path, content);
+  out.commit();
 }
 
 std::string fmt_rate(double v) {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,8 +31,44 @@ nlohmann::json provenance(const std::vector<std::pair<std::string, std::string>>
 /// "configs: path (sha256 abcd1234...)" lines for the text form.
 std::string provenance_text(const std::vector<std::pair<std::string, std::string>>& files);
 
-/// Writes `content` to `path` through a temporary file and a rename, so a failed run leaves no
-/// half-written file. Throws std::runtime_error naming the path on failure.
+/// An output file could not be written, or its target is refused. `ridge` exits 2 with it.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The output files of one run, made visible together or not at all. Each target is checked (a
+/// device node, FIFO, socket or directory is refused, and so is any file this run read as input,
+/// compared by device and inode, links followed); each content goes to a temporary file created
+/// exclusively beside its target (O_CREAT|O_EXCL|O_NOFOLLOW: a planted link is never followed)
+/// and flushed to disk; only when every one is written are they renamed over their targets. On
+/// failure the temporaries are removed and no target is touched. Throws OutputError naming the
+/// path.
+class OutputSet {
+ public:
+  OutputSet() = default;
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  ~OutputSet();
+  /// Stages `content` for `path` (checked at once, so a refused target fails before any work).
+  void add(const std::string& path, std::string content);
+  /// Writes every staged file; `check`, if given, runs on the written temporary paths (in add
+  /// order) before anything is renamed and may throw to abandon them all.
+  void commit(const std::function<void(const std::vector<std::string>&)>& check = {});
+
+ private:
+  struct Staged {
+    std::string path, content, temp;
+  };
+  std::vector<Staged> staged_;
+  void remove_temps();
+};
+
+/// Refuses an output target (OutputError) that is a device, FIFO, socket or directory, or an input
+/// of this run.
+void check_output_target(const std::string& path);
+
+/// One file through an OutputSet.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 /// Engineering formatting: "989.4 TFLOP/s", "3.35 TB/s", "12.3 us".

@@ -1,5 +1,7 @@
 #include "hw/config.hpp"
 
+#include "hw/limits.hpp"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -28,7 +30,27 @@ std::string join_errors(const std::vector<ConfigError>& errors) {
   return out;
 }
 
-ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mark& mark) {
+// Bounds the tree a YAML document expands to: yaml-cpp shares an aliased node, but converting
+// copies it at every use, so a few hundred bytes of nested aliases (billion laughs) would expand
+// to gigabytes. Counting nodes as they are made stops that at kMaxYamlNodes.
+struct Budget {
+  const std::string& file;
+  long long nodes = 0;
+};
+
+ConfigNode convert(const YAML::Node& y, Budget& budget, const YAML::Mark& mark, int depth) {
+  const std::string& file = budget.file;
+  if (++budget.nodes > kMaxYamlNodes) {
+    throw ConfigException(
+        {{file, mark.line + 1, mark.column + 1, "",
+          fmt::format("more than {} YAML nodes with aliases expanded (the limit; an alias bomb?)",
+                      kMaxYamlNodes)}});
+  }
+  if (depth > kMaxYamlDepth) {
+    throw ConfigException(
+        {{file, mark.line + 1, mark.column + 1, "",
+          fmt::format("nested more than {} levels deep (the limit)", kMaxYamlDepth)}});
+  }
   ConfigNode n;
   n.file = file;
   n.line = mark.line + 1;
@@ -44,7 +66,7 @@ ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mar
       break;
     case YAML::NodeType::Sequence:
       n.kind = ConfigNode::Kind::kSequence;
-      for (const auto& item : y) n.items.push_back(convert(item, file, item.Mark()));
+      for (const auto& item : y) n.items.push_back(convert(item, budget, item.Mark(), depth + 1));
       break;
     case YAML::NodeType::Map:
       n.kind = ConfigNode::Kind::kMap;
@@ -53,7 +75,7 @@ ConfigNode convert(const YAML::Node& y, const std::string& file, const YAML::Mar
         // A value's own mark points at the value; a null value has no useful mark, so use the
         // key's.
         const YAML::Mark m = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
-        ConfigNode child = convert(kv.second, file, m);
+        ConfigNode child = convert(kv.second, budget, m, depth + 1);
         if (kv.second.IsNull()) {
           child.line = kv.first.Mark().line + 1;
           child.column = kv.first.Mark().column + 1;
@@ -91,7 +113,8 @@ ConfigNode* ConfigNode::find(std::string_view key) {
 ConfigNode parse_yaml(const std::string& text, const std::string& file) {
   try {
     YAML::Node y = YAML::Load(text);
-    return convert(y, file, y.Mark());
+    Budget budget{file};
+    return convert(y, budget, y.Mark(), 0);
   } catch (const YAML::Exception& e) {
     throw ConfigException(
         {{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg}});
@@ -114,6 +137,18 @@ void merge_config(ConfigNode& base, const ConfigNode& overlay) {
 }
 
 namespace {
+// A Ridge config is a map whose top-level keys are plain names (gpu, model, study, base, ...).
+bool looks_like_config(const ConfigNode& node) {
+  if (node.kind == ConfigNode::Kind::kNull) return true;  // empty: reported as missing keys
+  if (node.kind != ConfigNode::Kind::kMap) return false;
+  for (const auto& [key, value] : node.entries) {
+    if (key.empty() || key.size() > 64) return false;
+    for (char c : key)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
 void load_recursive(const std::filesystem::path& path, std::vector<std::string>& chain,
                     LoadedConfig& out, const ConfigNode* from) {
   const std::string shown = path.lexically_normal().string();
@@ -124,18 +159,28 @@ void load_recursive(const std::filesystem::path& path, std::vector<std::string>&
         {{from ? from->file : shown, from ? from->line : 1, from ? from->column : 1, "base",
           fmt::format("base cycle: '{}' is already being loaded", shown)}});
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (from) {
+  std::string text;
+  try {
+    text = read_input_file(shown);
+  } catch (const std::invalid_argument& e) {
+    // The message names the file and why (unreadable, not a regular file, over the size limit).
+    if (from)
       throw ConfigException({{from->file, from->line, from->column, "base",
-                              fmt::format("cannot read base file '{}'", shown)}});
-    }
-    throw ConfigException({{shown, 0, 0, "", "cannot read file"}});
+                              fmt::format("cannot read base file: {}", e.what())}});
+    std::string why = e.what();
+    if (why.starts_with(shown + ": ")) why = why.substr(shown.size() + 2);
+    throw ConfigException({{shown, 0, 0, "", why}});
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  // A syntax error is reported at its line and column; yaml-cpp's messages quote no text.
   ConfigNode node = parse_yaml(text, shown);
+  if (!looks_like_config(node)) {
+    // Never echo a file that is not a Ridge config (`base: /etc/shadow` parses as a map whose keys
+    // are the file's lines): say so once, at the base key or the file's start.
+    const std::string msg =
+        fmt::format("'{}' is not a valid config (expected a YAML map of Ridge keys)", shown);
+    if (from) throw ConfigException({{from->file, from->line, from->column, "base", msg}});
+    throw ConfigException({{shown, 1, 1, "", msg}});
+  }
   chain.push_back(canon);
   ConfigNode merged;
   if (node.kind == ConfigNode::Kind::kMap) {
@@ -303,6 +348,18 @@ std::string MapReader::text(std::string_view key, std::optional<std::string> fal
   return c->scalar;
 }
 
+std::string MapReader::choice(std::string_view key, std::optional<std::string> fallback,
+                              const std::vector<std::string_view>& choices) {
+  const bool present = node_.find(key) != nullptr;
+  const std::string v = text(key, std::move(fallback));
+  if (!present) return v;
+  const ConfigNode* c = node_.find(key);
+  if (c->kind != ConfigNode::Kind::kScalar) return {};  // reported by text()
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  sink_.add(*c, key_path(key), expected_one_of(v, choices));
+  return {};
+}
+
 bool MapReader::boolean(std::string_view key, std::optional<bool> fallback) {
   const ConfigNode* c = child(key, !fallback.has_value());
   if (!c) return fallback.value_or(false);
@@ -413,15 +470,46 @@ void MapReader::finish() {
   }
 }
 
+std::string nearest_word(std::string_view word, const std::vector<std::string_view>& candidates) {
+  std::string_view best;
+  int best_d = 1 << 30;
+  for (const auto& k : candidates) {
+    const int d = edit_distance(word, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  const int limit = std::max<int>(1, static_cast<int>(std::max(word.size(), best.size()) / 3));
+  return !best.empty() && best_d <= limit ? std::string(best) : std::string();
+}
+
+std::string expected_one_of(std::string_view got, const std::vector<std::string_view>& choices) {
+  std::string list;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) list += i + 1 == choices.size() ? " or " : ", ";
+    list += choices[i];
+  }
+  std::string msg = fmt::format("expected {}, got '{}'", list, got);
+  const std::string near = nearest_word(got, choices);
+  if (!near.empty()) msg += fmt::format(" (did you mean '{}'?)", near);
+  return msg;
+}
+
 int edit_distance(std::string_view a, std::string_view b) {
-  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  // Levenshtein with adjacent transpositions counted as one edit (optimal string alignment):
+  // "fsat" is one slip from "fast".
+  std::vector<int> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = static_cast<int>(i);
     for (size_t j = 1; j <= b.size(); ++j) {
       const int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        cur[j] = std::min(cur[j], prev2[j - 2] + 1);
     }
+    std::swap(prev2, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];

@@ -84,6 +84,8 @@ void merge_config(ConfigNode& base, const ConfigNode& overlay);
 class ErrorSink {
  public:
   void add(const ConfigNode& at, const std::string& path, std::string message);
+  /// An error found elsewhere (another file of the same run), reported with these.
+  void add(ConfigError error) { errors_.push_back(std::move(error)); }
   bool empty() const { return errors_.empty(); }
   /// Throws ConfigException with everything collected, sorted by file position, if any.
   void throw_if_any() const;
@@ -113,6 +115,10 @@ class MapReader {
   long long integer(std::string_view key, std::optional<long long> fallback = std::nullopt,
                     long long lo = 0, long long hi = (1LL << 53));
   std::string text(std::string_view key, std::optional<std::string> fallback = std::nullopt);
+  /// One of `choices`; anything else is reported at the value ("expected a, b or c", with "did
+  /// you mean" for a near miss) and gives an empty string. Missing and no fallback: error, "".
+  std::string choice(std::string_view key, std::optional<std::string> fallback,
+                     const std::vector<std::string_view>& choices);
   bool boolean(std::string_view key, std::optional<bool> fallback = std::nullopt);
   /// A sequence of plain strings.
   std::vector<std::string> text_list(std::string_view key, bool required = false);
@@ -145,6 +151,13 @@ class MapReader {
 
 /// Levenshtein distance, for "did you mean".
 int edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate nearest to `word` when close enough to be a typo (at most a third of the longer
+/// length, at least 1 edit), else empty.
+std::string nearest_word(std::string_view word, const std::vector<std::string_view>& candidates);
+
+/// "expected a, b or c" (with " (did you mean 'b'?)" when `got` is a near miss).
+std::string expected_one_of(std::string_view got, const std::vector<std::string_view>& choices);
 
 /// SHA-256 of a byte string, lowercase hex (for recording which inputs a run used).
 std::string sha256_hex(const std::string& bytes);

@@ -1,5 +1,8 @@
 #include "models/op.hpp"
 
+#include "hw/limits.hpp"
+#include "models/op_cost.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -293,7 +296,7 @@ struct OpBuilder {
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [key, value] : kv) {
       auto it = std::find_if(decl->params.begin(), decl->params.end(),
-                             [&](const ParamDecl& p) { return p.name == key; });
+                             [&k = key](const ParamDecl& p) { return p.name == k; });
       if (it == decl->params.end()) {
         const std::string near = nearest(key, *decl);
         std::vector<std::string_view> names;
@@ -326,6 +329,18 @@ struct OpBuilder {
     out.kind_ = std::string(kind);
     out.params_ = std::move(params);
     out.decl_ = decl;
+    // Products of sizes, checked before any model multiplies them in integers (a GEMM of 2^40
+    // cubed gave "2 us, grid 0"): computed in doubles, exact to 2^53 and finite far beyond.
+    const OpCost c = op_cost(out);
+    const double bytes = c.bytes_read + c.bytes_written;
+    if (!(bytes <= hw::kMaxOpBytes))
+      throw std::invalid_argument(fmt::format(
+          "{}: sizes: {:.3g} bytes read and written is over the limit of 2^50 (1 PiB) per op", kind,
+          bytes));
+    if (!(c.flops <= hw::kMaxOpFlops))
+      throw std::invalid_argument(
+          fmt::format("{}: sizes: {:.3g} FLOPs is over the limit of {:g} per op", kind, c.flops,
+                      hw::kMaxOpFlops));
     return out;
   }
 };

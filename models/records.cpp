@@ -9,15 +9,17 @@
 #include <stdexcept>
 
 #include "hw/config.hpp"
+#include "hw/limits.hpp"
 
 namespace ridge::models {
 
 RecordFile read_records(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(fmt::format("{}: cannot read file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  return parse_records(hw::read_input_file(path), path);
+}
+
+RecordFile parse_records(const std::string& text, const std::string& path) {
+  if (const std::string deep = hw::json_depth_error(text); !deep.empty())
+    throw std::invalid_argument(fmt::format("{}: {}", path, deep));
   RecordFile out;
   out.path = path;
   out.sha256 = hw::sha256_hex(text);

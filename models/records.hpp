@@ -36,6 +36,8 @@ struct RecordFile {
 /// (std::invalid_argument). Params outside the op vocabulary are kept in `params` but leave
 /// `spec` empty (e.g. microbenchmarks Ridge does not predict).
 RecordFile read_records(const std::string& path);
+/// The same from the file's text (`path` names it in messages).
+RecordFile parse_records(const std::string& text, const std::string& path);
 
 /// Deterministic split: a record is held out for testing when the FNV-1a hash of its id falls in
 /// the last third. The same ids always land on the same side.

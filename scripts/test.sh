@@ -24,13 +24,24 @@ cmake --build build/asan -j"$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== fuzz the config loader (libFuzzer, bounded)"
+echo "== fuzz the parsers (libFuzzer, bounded: 120 s in all)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_FUZZ=ON \
       -DRIDGE_TESTS=OFF -DRIDGE_BENCH=OFF -DRIDGE_VALIDATE=OFF >/dev/null
-cmake --build build/fuzz --target fuzz_config -j"$jobs"
-corpus="$(mktemp -d)"
-cp configs/hw/*.yaml tests/data/config-errors/*.yaml "$corpus/"
-./build/fuzz/fuzz/fuzz_config -max_total_time="${RIDGE_FUZZ_SECONDS:-60}" -max_len=4096 -timeout=10 \
-  -rss_limit_mb=2048 "$corpus" 2>&1 | tail -3
-rm -rf "$corpus"
+cmake --build build/fuzz --target fuzz_config fuzz_model fuzz_study fuzz_records -j"$jobs"
+# fuzz TARGET SECONDS SEEDS...: a fresh corpus of the seeds (fuzz/corpus/ holds issue 21's bombs).
+fuzz() {
+  local target="$1" seconds="$2"
+  shift 2
+  local corpus
+  corpus="$(mktemp -d)"
+  cp "$@" "$corpus/"
+  "./build/fuzz/fuzz/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+    -rss_limit_mb=2048 "$corpus" 2>&1 | tail -2
+  rm -rf "$corpus"
+}
+fuzz fuzz_config "${RIDGE_FUZZ_SECONDS:-45}" configs/hw/*.yaml configs/systems/*.yaml \
+  tests/data/config-errors/*.yaml tests/data/systems/*.yaml
+fuzz fuzz_model 25 configs/models/*.yaml fuzz/corpus/model/*
+fuzz fuzz_study 25 configs/studies/*.yaml tests/workloads/data/bad_study.yaml fuzz/corpus/study/*
+fuzz fuzz_records 25 tests/data/records/*.json validate/data/h200/launch.json fuzz/corpus/records/*
 echo "== all tests passed"

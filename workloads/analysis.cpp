@@ -1,10 +1,13 @@
 #include "workloads/analysis.hpp"
 
+#include "hw/limits.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "models/op_cost.hpp"
 #include "models/roofline.hpp"
@@ -115,8 +118,9 @@ WhatIf parse_what_if(const std::string& text) {
   } catch (const std::exception&) {
     throw std::invalid_argument(fmt::format("what-if '{}': factor is not a number", text));
   }
-  if (!(w.factor > 0))
-    throw std::invalid_argument(fmt::format("what-if '{}': factor must be > 0", text));
+  if (!(w.factor >= hw::kMinWhatIfFactor && w.factor <= hw::kMaxWhatIfFactor))
+    throw std::invalid_argument(fmt::format("what-if '{}': factor must be in [{}, {}]", text,
+                                            hw::kMinWhatIfFactor, hw::kMaxWhatIfFactor));
   for (const char* k : kGpuFigures)
     if (w.target == k) w.gpu_figure = true;
   Category c;
@@ -144,6 +148,9 @@ hw::GpuSpec scaled_gpu(const hw::GpuSpec& gpu, const WhatIf& w) {
       g.clocks.boost_hz *= s;
     else
       g.sm.count = static_cast<int>(std::lround(g.sm.count * s));
+    if (g.sm.count < 1)
+      throw std::invalid_argument(fmt::format("what-if '{}': leaves {} with no SM ({} x {})",
+                                              w.text, gpu.name, gpu.sm.count, s));
     scale_rates(g.compute.tensor_dense), scale_rates(g.compute.tensor_sparse),
         scale_rates(g.compute.vector);
     g.compute.special_function *= s;
@@ -183,6 +190,9 @@ WhatIfResult run_what_if(const Graph& g, const hw::GpuSpec& gpu, const ExecOptio
   double sum = 0;
   Category c;
   const bool is_cat = !w.gpu_figure && parse_category(w.target, c);
+  // One bound per distinct op: in detailed mode each is a simulation, and a 96-layer step repeats
+  // the same few shapes thousands of times (GPT-3's detailed study spent minutes here).
+  std::unordered_map<std::string, std::string> bounds;
   for (std::size_t i = 0; i < g.size(); ++i) {
     const OpNode& n = g.op(static_cast<int>(i));
     const double d = base.ops[i].duration_s;
@@ -195,7 +205,11 @@ WhatIfResult run_what_if(const Graph& g, const hw::GpuSpec& gpu, const ExecOptio
     } else if (w.target == "host_launch") {
       if (n.kind != NodeKind::kHost) sum += base.ops[i].issue_s - base.ops[i].host_begin_s;
     } else if (gpu_op && n.kind == NodeKind::kKernel && n.fixed_time_s == 0) {
-      const std::string b = op_bound(gpu, n.op, o.mode);
+      std::string key = n.op.kind() + ' ' + n.op.params().dump();
+      auto it = bounds.find(key);
+      if (it == bounds.end())
+        it = bounds.emplace(std::move(key), op_bound(gpu, n.op, o.mode)).first;
+      const std::string& b = it->second;
       const bool mem = b.find("memory") != std::string::npos || b.find("hbm") != std::string::npos;
       if (w.target == "hbm_bandwidth" && mem) sum += d;
       if (w.target == "l2_bandwidth" && b.find("l2") != std::string::npos) sum += d;

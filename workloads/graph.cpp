@@ -1,6 +1,10 @@
 #include "workloads/graph.hpp"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
+
+#include "hw/limits.hpp"
 
 namespace ridge::workloads {
 
@@ -43,6 +47,12 @@ bool parse_category(std::string_view s, Category& out) {
 }
 
 int Graph::add(OpNode node, const std::vector<int>& deps) {
+  // A run stays bounded in memory and time: refused here, while the graph is being built.
+  if (static_cast<long long>(size()) >= hw::kMaxGraphOps)
+    throw std::invalid_argument(fmt::format(
+        "the workload's graph has more than {} ops (the limit; see `ridge describe limits`): "
+        "fewer layers, steps or grad_accum micro-batches",
+        hw::kMaxGraphOps));
   const int id = static_cast<int>(boost::add_vertex(std::move(node), g_));
   for (int d : deps) {
     if (d < 0 || d >= id)

@@ -1,8 +1,12 @@
 #include "workloads/model_config.hpp"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <filesystem>
 
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 
 namespace ridge::workloads {
 
@@ -49,40 +53,52 @@ long long DiffusionConfig::output_width() const {
 
 namespace {
 
+// Widths (d_model), vocabulary and positions: far beyond any published model, inside 32 bits
+// once multiplied by the batch and sequence limits of a workload.
+constexpr long long kMaxWidth = 1 << 20;
+constexpr long long kMaxVocab = 1 << 24;
+constexpr long long kMaxPositions = 1 << 24;
+
+// A whole, positive channel count: "512abc" is not 512.
+bool parse_channels(const std::string& s, long long& out) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && out >= 1 && out <= kMaxWidth;
+}
+
 TransformerConfig read_transformer(hw::MapReader& m) {
   TransformerConfig t;
   t.name = m.text("name");
-  t.style = m.text("style", "gpt");
-  if (t.style != "gpt" && t.style != "llama")
-    m.sink().add(*m.child("style", false), m.key_path("style"), "expected gpt or llama");
-  t.layers = static_cast<int>(m.integer("layers", std::nullopt, 1, 100000));
-  t.d_model = m.integer("d_model", std::nullopt, 1);
+  t.style = m.choice("style", "gpt", {"gpt", "llama"});
+  if (t.style.empty()) t.style = "gpt";  // reported
+  t.layers = static_cast<int>(m.integer("layers", std::nullopt, 1, hw::kMaxLayers));
+  // Sizes bounded to what a model has (the largest published d_model is ~25,600) and what the
+  // builders' 32-bit counts hold: d_model 1e12 was truncated to 32 bits.
+  t.d_model = m.integer("d_model", std::nullopt, 1, kMaxWidth);
   t.heads = static_cast<int>(m.integer("heads", std::nullopt, 1, 65536));
   t.kv_heads = static_cast<int>(m.integer("kv_heads", t.heads, 1, 65536));
+  const bool explicit_head_dim = m.has("head_dim");
   t.head_dim =
       static_cast<int>(m.integer("head_dim", t.heads > 0 ? t.d_model / t.heads : 64, 1, 1024));
-  t.ffn = m.integer("ffn", std::nullopt, 1);
+  if (!explicit_head_dim && t.heads > 0 && t.d_model <= kMaxWidth && t.d_model % t.heads != 0) {
+    // head_dim = d_model / heads, as PyTorch's MultiheadAttention and HF models require.
+    m.sink().add(*m.child("heads", false), m.key_path("heads"),
+                 fmt::format("must divide d_model ({} / {} leaves {}), or give head_dim", t.d_model,
+                             t.heads, t.d_model % t.heads));
+  }
+  t.ffn = m.integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
   t.gated_mlp = m.boolean("gated_mlp", false);
-  t.activation = m.text("activation", t.gated_mlp ? "silu" : "gelu_tanh");
-  if (t.activation != "gelu_tanh" && t.activation != "silu" && m.has("activation"))
-    m.sink().add(*m.child("activation", false), m.key_path("activation"),
-                 "expected gelu_tanh or silu");
-  t.vocab = m.integer("vocab", std::nullopt, 1);
+  t.activation = m.choice("activation", t.gated_mlp ? "silu" : "gelu_tanh", {"gelu_tanh", "silu"});
+  t.vocab = m.integer("vocab", std::nullopt, 1, kMaxVocab);
   t.tied_embeddings = m.boolean("tied_embeddings", false);
-  const std::string norm = m.text("norm", "layernorm");
-  if (norm == "layernorm")
-    t.norm = NormType::kLayerNorm;
-  else if (norm == "rmsnorm")
-    t.norm = NormType::kRmsNorm;
-  else
-    m.sink().add(*m.child("norm", false), m.key_path("norm"), "expected layernorm or rmsnorm");
+  const std::string norm = m.choice("norm", "layernorm", {"layernorm", "rmsnorm"});
+  t.norm = norm == "rmsnorm" ? NormType::kRmsNorm : NormType::kLayerNorm;
   t.bias = m.boolean("bias", t.norm == NormType::kLayerNorm);
-  t.max_positions = m.integer("max_positions", std::nullopt, 1);
-  t.position = m.text("position", t.style == "llama" ? "rope" : "learned");
-  if (t.position != "learned" && t.position != "rope" && m.has("position"))
-    m.sink().add(*m.child("position", false), m.key_path("position"), "expected learned or rope");
+  t.max_positions = m.integer("max_positions", std::nullopt, 1, kMaxPositions);
+  t.position = m.choice("position", t.style == "llama" ? "rope" : "learned", {"learned", "rope"});
   if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0 && m.has("kv_heads"))
-    m.sink().add(*m.child("kv_heads", false), m.key_path("kv_heads"), "must divide heads");
+    m.sink().add(
+        *m.child("kv_heads", false), m.key_path("kv_heads"),
+        fmt::format("must divide heads ({} % {} = {})", t.heads, t.kv_heads, t.heads % t.kv_heads));
   return t;
 }
 
@@ -91,26 +107,26 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
   d.name = m.text("name");
   d.dtype = m.text("dtype", "bf16");
   if (auto t = m.map("text_encoder")) {
-    d.text.layers = static_cast<int>(t->integer("layers", std::nullopt, 1, 10000));
-    d.text.d_model = t->integer("d_model", std::nullopt, 1);
+    d.text.layers = static_cast<int>(t->integer("layers", std::nullopt, 1, hw::kMaxLayers));
+    d.text.d_model = t->integer("d_model", std::nullopt, 1, kMaxWidth);
     d.text.heads = static_cast<int>(t->integer("heads", std::nullopt, 1, 65536));
-    d.text.ffn = t->integer("ffn", std::nullopt, 1);
-    d.text.vocab = t->integer("vocab", std::nullopt, 1);
-    d.text.seq = t->integer("seq", std::nullopt, 1);
+    d.text.ffn = t->integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
+    d.text.vocab = t->integer("vocab", std::nullopt, 1, kMaxVocab);
+    d.text.seq = t->integer("seq", std::nullopt, 1, kMaxPositions);
     d.text.batch = static_cast<int>(t->integer("batch", 2, 1, 1 << 20));
     d.text.gated_mlp = t->boolean("gated_mlp", false);
     t->finish();
   }
   if (auto n = m.map("denoiser")) {
     auto& x = d.denoiser;
-    x.layers = static_cast<int>(n->integer("layers", std::nullopt, 1, 10000));
-    x.d_model = n->integer("d_model", std::nullopt, 1);
+    x.layers = static_cast<int>(n->integer("layers", std::nullopt, 1, hw::kMaxLayers));
+    x.d_model = n->integer("d_model", std::nullopt, 1, kMaxWidth);
     x.heads = static_cast<int>(n->integer("heads", std::nullopt, 1, 65536));
-    x.ffn = n->integer("ffn", std::nullopt, 1);
+    x.ffn = n->integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
     x.latent_channels = static_cast<int>(n->integer("latent_channels", 4, 1, 4096));
-    x.latent_frames = n->integer("latent_frames", 1, 1);
-    x.latent_height = n->integer("latent_height", std::nullopt, 1);
-    x.latent_width = n->integer("latent_width", std::nullopt, 1);
+    x.latent_frames = n->integer("latent_frames", 1, 1, 1 << 16);
+    x.latent_height = n->integer("latent_height", std::nullopt, 1, 1 << 16);
+    x.latent_width = n->integer("latent_width", std::nullopt, 1, 1 << 16);
     x.patch = static_cast<int>(n->integer("patch", 2, 1, 64));
     x.patch_t = static_cast<int>(n->integer("patch_t", 1, 1, 64));
     x.cfg_batch = static_cast<int>(n->integer("cfg_batch", 2, 1, 1024));
@@ -121,10 +137,10 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
     auto& x = d.vae;
     x.latent_channels =
         static_cast<int>(v->integer("latent_channels", d.denoiser.latent_channels, 1, 4096));
-    x.frames = v->integer("frames", d.denoiser.latent_frames, 1);
+    x.frames = v->integer("frames", d.denoiser.latent_frames, 1, 1 << 16);
     x.temporal_kernel = static_cast<int>(v->integer("temporal_kernel", 1, 1, 7));
     x.temporal_upsample = static_cast<int>(v->integer("temporal_upsample", 1, 1, 16));
-    x.conv_in = v->integer("conv_in", 512, 1);
+    x.conv_in = v->integer("conv_in", 512, 1, kMaxWidth);
     x.out_channels = static_cast<int>(v->integer("out_channels", 3, 1, 64));
     x.groups = static_cast<int>(v->integer("groups", 32, 1, 4096));
     if (const hw::ConfigNode* s = v->child("stages", true)) {
@@ -136,10 +152,14 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
             m.sink().add(it, v->key_path("stages"), "expected a pair [c_in, c_out]");
             continue;
           }
-          try {
-            x.stages.emplace_back(std::stoll(it.items[0].scalar), std::stoll(it.items[1].scalar));
-          } catch (const std::exception&) {
-            m.sink().add(it, v->key_path("stages"), "expected integer channel counts");
+          long long c_in = 0, c_out = 0;
+          if (parse_channels(it.items[0].scalar, c_in) &&
+              parse_channels(it.items[1].scalar, c_out)) {
+            x.stages.emplace_back(c_in, c_out);
+          } else {
+            m.sink().add(it, v->key_path("stages"),
+                         fmt::format("expected whole channel counts in [1, {}], got [{}, {}]",
+                                     kMaxWidth, it.items[0].scalar, it.items[1].scalar));
           }
         }
       }
@@ -160,13 +180,13 @@ ModelConfig read_model_config(const hw::LoadedConfig& config) {
   hw::MapReader top(config.root, "", sink, &sources);
   if (auto m = top.map("model")) {
     out.source = m->has("source") ? m->node().find("source")->scalar : "";
-    const std::string type = m->text("type", "transformer");
+    const std::string type = m->choice("type", "transformer", {"transformer", "diffusion"});
     if (type == "transformer") {
       out.model = read_transformer(*m);
     } else if (type == "diffusion") {
       out.model = read_diffusion(*m);
     } else {
-      sink.add(*m->child("type", false), m->key_path("type"), "expected transformer or diffusion");
+      for (const auto& e : m->node().entries) m->ignore(e.first);  // depend on the type
     }
     m->finish();
   }

@@ -1,6 +1,12 @@
 #include "workloads/op_timer.hpp"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "hw/limits.hpp"
 #include "models/kernel_model.hpp"
+#include "models/op_support.hpp"
 
 namespace ridge::workloads {
 
@@ -11,6 +17,7 @@ models::Mode to_mode(TimingMode m) {
 }  // namespace
 
 double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode mode) {
+  models::require_supported(gpu, op);
   return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel).kernel_time_s;
 }
 
@@ -23,6 +30,19 @@ const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
   key += ' ';
   key += op.params().dump();
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  models::require_supported(gpu_, op);
+  if (mode_ == TimingMode::kDetailed) {
+    // Detailed mode simulates every thread block: bounded per execution (each distinct shape is
+    // simulated once), with the fast mode named as the way out.
+    detailed_blocks_ += models::simulated_blocks(
+        models::predict_kernel(gpu_, op, models::Mode::kFast, models::Timing::kKernel));
+    if (detailed_blocks_ > hw::kMaxDetailedBlocks)
+      throw std::invalid_argument(fmt::format(
+          "detailed mode: this workload would simulate more than {:g} thread blocks (the "
+          "budget, ~30 s; see `ridge describe limits`); fast mode answers it: use mode: fast or "
+          "--mode fast",
+          hw::kMaxDetailedBlocks));
+  }
   const models::KernelPrediction p =
       models::predict_kernel(gpu_, op, to_mode(mode_), models::Timing::kKernel);
   return memo_.emplace(std::move(key), Entry{p.kernel_time_s, p.kernels}).first->second;

@@ -39,6 +39,7 @@ class OpTimer {
   };
   const Entry& lookup(const models::OpSpec& op);
   std::unordered_map<std::string, Entry> memo_;
+  double detailed_blocks_ = 0;  ///< blocks simulated so far (detailed mode), against the budget
 };
 
 }  // namespace ridge::workloads

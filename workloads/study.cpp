@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <set>
 
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "models/op_cost.hpp"
 
 namespace ridge::workloads {
@@ -14,42 +16,38 @@ namespace {
 
 WorkloadSpec read_workload(hw::MapReader& w) {
   WorkloadSpec s;
-  const std::string kind = w.text("kind");
+  const std::string kind =
+      w.choice("kind", std::nullopt, {"train", "prefill", "decode", "diffusion"});
   s.label = w.text("label", kind);
+  if (kind.empty()) {
+    // Missing or unknown kind (reported): the other keys depend on it, so they are not checked
+    // against some other kind's keys.
+    for (const auto& e : w.node().entries) w.ignore(e.first);
+    s.kind = WorkloadKind::kDecode;
+    return s;
+  }
   if (kind == "train")
     s.kind = WorkloadKind::kTrain;
   else if (kind == "prefill")
     s.kind = WorkloadKind::kPrefill;
   else if (kind == "decode")
     s.kind = WorkloadKind::kDecode;
-  else if (kind == "diffusion")
-    s.kind = WorkloadKind::kDiffusion;
   else
-    w.sink().add(*w.child("kind", false), w.key_path("kind"),
-                 "expected train, prefill, decode or diffusion");
+    s.kind = WorkloadKind::kDiffusion;
   switch (s.kind) {
     case WorkloadKind::kTrain: {
       s.train.micro_batch = w.integer("micro_batch", 1, 1, 1 << 20);
       s.train.seq = w.integer("seq", 1024, 1, 1 << 24);
-      s.train.grad_accum = static_cast<int>(w.integer("grad_accum", 1, 1, 4096));
-      const std::string rc = w.text("recompute", "none");
-      if (rc == "none")
-        s.train.recompute = Recompute::kNone;
-      else if (rc == "selective")
+      s.train.grad_accum = static_cast<int>(w.integer("grad_accum", 1, 1, hw::kMaxGradAccum));
+      const std::string rc = w.choice("recompute", "none", {"none", "selective", "full"});
+      if (rc == "selective")
         s.train.recompute = Recompute::kSelective;
       else if (rc == "full")
         s.train.recompute = Recompute::kFull;
       else
-        w.sink().add(*w.child("recompute", false), w.key_path("recompute"),
-                     "expected none, selective or full");
-      const std::string p = w.text("precision", "autocast");
-      if (p == "autocast")
-        s.precision = PrecisionScheme::kAutocast;
-      else if (p == "mixed")
-        s.precision = PrecisionScheme::kMixed;
-      else
-        w.sink().add(*w.child("precision", false), w.key_path("precision"),
-                     "expected autocast or mixed");
+        s.train.recompute = Recompute::kNone;
+      const std::string p = w.choice("precision", "autocast", {"autocast", "mixed"});
+      s.precision = p == "mixed" ? PrecisionScheme::kMixed : PrecisionScheme::kAutocast;
       break;
     }
     case WorkloadKind::kPrefill:
@@ -61,11 +59,70 @@ WorkloadSpec read_workload(hw::MapReader& w) {
       s.infer.cuda_graph = w.boolean("graph", false);
       break;
     case WorkloadKind::kDiffusion:
-      s.diffusion.steps = static_cast<int>(w.integer("steps", 20, 1, 100000));
+      s.diffusion.steps = static_cast<int>(w.integer("steps", 20, 1, hw::kMaxDiffusionSteps));
       break;
   }
   w.finish();
+  const hw::ConfigNode& node = w.node();
+  s.at[""] = {node.file, node.line, node.column, w.path()};
+  for (const char* k : {"kind", "context", "max_len", "prompt", "seq"})
+    if (const hw::ConfigNode* c = node.find(k))
+      s.at[k] = {c->file, c->line, c->column, w.key_path(k)};
   return s;
+}
+
+// The workload's sizes against the model: a decode step's context and the token it adds must fit
+// the model's positions and the KV cache (a 4096 context on a 2048-position model reported a
+// cache that fits); prompts and training sequences must fit the positions.
+void check_against_model(const WorkloadSpec& w, const ModelConfig& model, hw::ErrorSink& sink) {
+  auto error = [&](const std::string& key, std::string message) {
+    auto it = w.at.find(key);
+    const bool present = it != w.at.end();
+    if (!present) it = w.at.find("");  // a default: at the workload
+    if (it == w.at.end()) return;
+    const KeyPosition& p = it->second;
+    sink.add(hw::ConfigError{p.file, p.line, p.column, present ? p.path : p.path + "." + key,
+                             std::move(message)});
+  };
+  const std::string model_file = model.files.empty() ? "the model" : model.files.back().first;
+  if (w.kind == WorkloadKind::kDiffusion) {
+    if (model.is_transformer())
+      error("kind", fmt::format("a diffusion workload needs a diffusion model; {} is a transformer",
+                                model_file));
+    return;
+  }
+  if (!model.is_transformer()) {
+    error("kind", fmt::format("train, prefill and decode need a transformer model; {} is a "
+                              "diffusion pipeline",
+                              model_file));
+    return;
+  }
+  const long long positions = model.transformer().max_positions;
+  switch (w.kind) {
+    case WorkloadKind::kTrain:
+      if (w.train.seq > positions)
+        error("seq", fmt::format("{} is over the model's max_positions {} ({})", w.train.seq,
+                                 positions, model_file));
+      break;
+    case WorkloadKind::kPrefill:
+      if (w.infer.prompt > positions)
+        error("prompt", fmt::format("{} is over the model's max_positions {} ({})", w.infer.prompt,
+                                    positions, model_file));
+      break;
+    case WorkloadKind::kDecode:
+      if (w.infer.context + 1 > positions)
+        error("context",
+              fmt::format("{} cached tokens + the one decoded is over the model's max_positions "
+                          "{} ({})",
+                          w.infer.context, positions, model_file));
+      if (w.infer.context + 1 > w.infer.max_len)
+        error("context", fmt::format("{} cached tokens + the one decoded do not fit the KV cache's "
+                                     "max_len {} (raise max_len)",
+                                     w.infer.context, w.infer.max_len));
+      break;
+    case WorkloadKind::kDiffusion:
+      break;
+  }
 }
 
 std::string resolve_model(const std::string& study_path, const std::string& name) {
@@ -81,28 +138,32 @@ std::string resolve_model(const std::string& study_path, const std::string& name
 }  // namespace
 
 Study load_study(const std::string& path) {
-  const hw::LoadedConfig cfg = hw::load_config_file(path);
+  return read_study(hw::load_config_file(path), path);
+}
+
+Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
   hw::ErrorSink sink;
   Study s;
   s.files = cfg.files;
   hw::MapReader top(cfg.root, "", sink);
+  const hw::ConfigNode* gpu_node = nullptr;
   if (auto m = top.map("study")) {
     s.question = m->text("question", "");
     s.model_path = resolve_model(path, m->text("model"));
     s.gpu_name = m->text("gpu", "h200");
-    const std::string mode = m->text("mode", "fast");
-    if (mode == "fast")
-      s.mode = TimingMode::kFast;
-    else if (mode == "detailed")
-      s.mode = TimingMode::kDetailed;
-    else
-      sink.add(*m->child("mode", false), m->key_path("mode"), "expected fast or detailed");
+    if (const hw::ConfigNode* g = m->node().find("gpu")) gpu_node = g;
+    const std::string mode = m->choice("mode", "fast", {"fast", "detailed"});
+    s.mode = mode == "detailed" ? TimingMode::kDetailed : TimingMode::kFast;
     s.what_ifs = m->text_list("what_if");
-    for (const auto& w : s.what_ifs) {
-      try {
-        parse_what_if(w);
-      } catch (const std::invalid_argument& e) {
-        sink.add(*m->child("what_if", false), m->key_path("what_if"), e.what());
+    if (const hw::ConfigNode* list = m->node().find("what_if");
+        list && list->kind == hw::ConfigNode::Kind::kSequence) {
+      for (std::size_t i = 0; i < list->items.size(); ++i) {
+        if (list->items[i].kind != hw::ConfigNode::Kind::kScalar) continue;  // reported above
+        try {
+          parse_what_if(list->items[i].scalar);
+        } catch (const std::invalid_argument& e) {
+          sink.add(list->items[i], fmt::format("{}[{}]", m->key_path("what_if"), i), e.what());
+        }
       }
     }
     if (m->has("workload")) {
@@ -112,6 +173,8 @@ Study load_study(const std::string& path) {
       if (list->kind != hw::ConfigNode::Kind::kSequence) {
         sink.add(*list, m->key_path("workloads"), "expected a list of workloads");
       } else {
+        if (list->items.empty())
+          sink.add(*list, m->key_path("workloads"), "expected at least one workload");
         for (std::size_t i = 0; i < list->items.size(); ++i) {
           hw::MapReader w(list->items[i], fmt::format("{}[{}]", m->key_path("workloads"), i), sink);
           s.workloads.push_back(read_workload(w));
@@ -121,6 +184,28 @@ Study load_study(const std::string& path) {
     m->finish();
   }
   top.finish();
+  // The files the study names, checked now so that every file's errors come out together.
+  if (!s.model_path.empty()) {
+    try {
+      const ModelConfig model = load_model_config(s.model_path);
+      for (const auto& w : s.workloads) check_against_model(w, model, sink);
+    } catch (const hw::ConfigException& e) {
+      for (const auto& err : e.errors()) sink.add(err);
+    }
+  }
+  if (!s.gpu_name.empty()) {
+    try {
+      (void)hw::find_gpu(s.gpu_name);
+    } catch (const hw::ConfigException& e) {
+      const hw::ConfigNode* at = gpu_node;
+      for (auto err : e.errors()) {
+        if (at && err.file == s.gpu_name) {  // a name, not a file: at the study's gpu key
+          err = {at->file, at->line, at->column, "study.gpu", err.message};
+        }
+        sink.add(err);
+      }
+    }
+  }
   sink.throw_if_any();
   return s;
 }
@@ -143,6 +228,27 @@ Graph build_workload(const ModelConfig& m, const WorkloadSpec& w) {
   }
 }
 
+namespace {
+// A what-if on a category or op kind the workload does not have would report a 1.00x speedup that
+// means nothing (communication*2 on one GPU): an error naming what the workload does have.
+void require_target_in_graph(const WhatIf& w, const Graph& g, const std::string& label) {
+  Category c;
+  const bool is_cat = parse_category(w.target, c);
+  std::set<std::string> have;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const OpNode& n = g.op(static_cast<int>(i));
+    if (is_cat ? n.category == c : n.op.kind() == w.target) return;
+    if (n.kind == NodeKind::kKernel || n.kind == NodeKind::kCopy) {
+      have.insert(std::string(category_name(n.category)));
+      if (!n.op.kind().empty()) have.insert(n.op.kind());
+    }
+  }
+  throw std::invalid_argument(
+      fmt::format("what-if '{}': the '{}' workload has no {} op (it has: {})", w.text, label,
+                  w.target, fmt::join(have, ", ")));
+}
+}  // namespace
+
 WorkloadResult run_workload(const ModelConfig& m, const hw::GpuSpec& gpu, const WorkloadSpec& w,
                             const std::vector<std::string>& what_ifs, TimingMode mode) {
   WorkloadResult r;
@@ -152,8 +258,11 @@ WorkloadResult run_workload(const ModelConfig& m, const hw::GpuSpec& gpu, const 
   o.mode = mode;
   r.exec = execute(r.graph, gpu, o);
   r.path = critical_path(r.graph, r.exec);
-  for (const auto& t : what_ifs)
-    r.what_ifs.push_back(run_what_if(r.graph, gpu, o, r.exec, parse_what_if(t)));
+  for (const auto& t : what_ifs) {
+    const WhatIf wi = parse_what_if(t);
+    if (!wi.gpu_figure) require_target_in_graph(wi, r.graph, w.label);
+    r.what_ifs.push_back(run_what_if(r.graph, gpu, o, r.exec, wi));
+  }
   const double hbm = gpu.memory.hbm_size;
   switch (w.kind) {
     case WorkloadKind::kTrain:

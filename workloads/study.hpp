@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,8 +22,18 @@ namespace ridge::workloads {
 
 enum class WorkloadKind { kTrain, kPrefill, kDecode, kDiffusion };
 
+/// Where a workload key stands in its study file, for errors found once the model is loaded.
+struct KeyPosition {
+  std::string file;
+  int line = 0, column = 0;
+  std::string path;  ///< study.workloads[1].context
+};
+
 struct WorkloadSpec {
   std::string label;  ///< "decode eager"
+  /// Positions of the size keys (context, max_len, prompt, seq, kind) and of the workload itself
+  /// (key ""), for checks against the model.
+  std::map<std::string, KeyPosition> at;
   WorkloadKind kind = WorkloadKind::kDecode;
   TrainOptions train;
   InferenceOptions infer;
@@ -42,6 +53,8 @@ struct Study {
 
 /// Loads a study file. Throws hw::ConfigException (file:line:col: key: message).
 Study load_study(const std::string& path);
+/// The same from a loaded config tree (`path` locates the model file named relative to it).
+Study read_study(const hw::LoadedConfig& config, const std::string& path);
 
 /// One workload simulated and analysed.
 struct WorkloadResult {
