@@ -113,6 +113,46 @@ TEST_CASE("idle server: TTFT is one prefill, TPOT the mean of its decode iterati
   CHECK(cost.exact(d1).cpu_s == e.cpu_overhead_s);
 }
 
+// hf_eager: the first SDPA call at an attention shape new to the process pays a host build
+// (EngineCost::sdpa_new_shape_*; validate/data/h200/sdpa_shapes). Derivation: an iteration's
+// total is cpu_overhead + the executor step + the builds of its new shapes, so the first
+// iteration of a shape minus a repeat is exactly the figure, and a repeat pays none. The key is
+// the whole (batch, q_len, kv_len): a new kv_len at a seen batch and a new batch at a seen kv_len
+// each pay once; shapes listed as seen before the first iteration (a warm-up) do not. Exact
+// equality up to floating-point summation (1e-12 relative): no timing model enters the difference.
+TEST_CASE("hf_eager: a new attention shape pays one SDPA graph build", "[unit][serving]") {
+  EngineCost e;
+  e.hf_eager = true;
+  e.bucketing = false;
+  e.sdpa_new_shape_decode_s = 38.4e-3;
+  e.sdpa_new_shape_prefill_s = 0.446;
+  e.sdpa_seen_shapes = {{4, 1, 301}};
+  IterationCostModel cost(llama8b(), h200(), e);
+  const auto decode = [](long long n, long long ctx) {
+    BatchShape b;
+    b.decodes = n;
+    b.decode_context_max = ctx;
+    b.decode_context_sum = n * ctx;
+    return b;
+  };
+  const double first = cost.time(decode(8, 300)).total_s;  // (8, 1, 301): new
+  const double again = cost.time(decode(8, 300)).total_s;
+  CHECK(first - again == Approx(38.4e-3).epsilon(1e-9));
+  CHECK(cost.time(decode(8, 300)).host_s == 0);
+  CHECK(cost.time(decode(8, 301)).host_s == Approx(38.4e-3));  // new kv_len, seen batch
+  CHECK(cost.time(decode(2, 300)).host_s == Approx(38.4e-3));  // new batch, seen kv_len
+  CHECK(cost.time(decode(4, 300)).host_s == 0);                // listed as seen (a warm-up)
+  BatchShape pre;
+  pre.prefills.assign(8, PrefillChunk{256, 0, true});
+  CHECK(cost.time(pre).host_s == Approx(0.446));  // (8, 256, 256): new
+  CHECK(cost.time(pre).host_s == 0);
+  CHECK(cost.sdpa_shapes_seen() == 5);
+  // Disabled (cuDNN SDP off): no cost at all.
+  e.sdpa_new_shape_decode_s = e.sdpa_new_shape_prefill_s = 0;
+  IterationCostModel off(llama8b(), h200(), e);
+  CHECK(off.time(decode(8, 300)).total_s == Approx(again).epsilon(1e-12));
+}
+
 // Little's law, L = lambda W, holds for any system where every arrival leaves: the time integral
 // of the number in the system (accumulated by the simulator from its queue and batch sizes at
 // every iteration) must equal the sum of the requests' sojourn times (from their own records).
@@ -500,6 +540,7 @@ TEST_CASE("H200 serving run 2: static schedule and steady-state decode step (gua
   EngineCost e = study.engine;
   REQUIRE(e.hf_eager);
   e.cpu_overhead_s = 0;
+  e.sdpa_new_shape_decode_s = e.sdpa_new_shape_prefill_s = 0;  // the forward alone
   IterationCostModel cost(run.model.transformer(), run.gpu, e);
   const auto steps = serve2_steady_steps(run.gpu.param("host_probe_us"));
   for (const char* policy : {"static", "continuous"}) {
