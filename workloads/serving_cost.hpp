@@ -56,15 +56,16 @@ struct EngineCost {
   bool hf_eager = false;
   /// hf_eager only: the host time of the first SDPA call at an attention shape new to the
   /// process. PyTorch 2.11 runs SDPA through cuDNN on Hopper and builds a cuDNN execution graph
-  /// per problem shape; that first call blocks the host until the GPU queue drains, then builds
-  /// (host time; the GPU work itself is 0.6 ms). The cache key is the whole shape: a new kv_len
-  /// at a seen batch, a new batch at a seen kv_len, and a new pair of a seen batch and a seen
-  /// kv_len all pay; the other layers' calls of the same shape and revisits do not. Figures from
-  /// validate/data/h200/sdpa_shapes (H200, torch 2.11.0+cu130, cuDNN 9.19.0, host at nominal
-  /// speed): decode (q_len 1), 38.4 ms = the median of 40 new shapes at batch 8, kv_len 300-339
-  /// (p10 35.9 ms; repeat 36 us); causal prefill, 446 ms = the median of 3 new shapes (1x256:
-  /// 497 ms, 8x256 after 1x256: 48 ms, 1x257: 446 ms). With cuDNN SDP disabled there is no such
-  /// cost (flash split-KV: first 54 us, repeat 51 us): set both to 0.
+  /// per problem shape (the likely cause); that first call spends the time on the host and also
+  /// waits for the GPU queue to drain (measured behind a GPU sleep); its kernels are unchanged. The
+  /// cache key is the whole shape: a new kv_len at a seen batch, a new batch at a seen kv_len, and
+  /// a new pair of a seen batch and a seen kv_len all pay; the other layers' calls of the same
+  /// shape and revisits do not. Figures from validate/data/h200/sdpa_shapes (H200,
+  /// torch 2.11.0+cu130, cuDNN 9.19.0, host at nominal speed): decode (q_len 1), 38.4 ms = the
+  /// median of 40 new shapes at batch 8, kv_len 300-339 (p10 35.9 ms; repeat 36 us); causal
+  /// prefill, 446 ms = the median of 3 new shapes (1x256: 497 ms, 8x256 after 1x256: 48 ms, 1x257:
+  /// 446 ms). With cuDNN SDP disabled there is no such cost (flash split-KV: first 54 us, repeat 51
+  /// us): set both to 0.
   double sdpa_new_shape_decode_s = 38.4e-3;
   double sdpa_new_shape_prefill_s = 0.446;
   /// Attention shapes (batch, q_len, kv_len) already run in the process before the first
