@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -509,6 +510,32 @@ ServeStudy load_serve_study(const std::string& path) {
         s.engine.bucketing = e->boolean("bucketing", true);
         s.engine.hf_eager =
             choose<bool>(*e, "model", "vllm", {{"vllm", false}, {"hf_eager", true}}, false);
+        s.engine.sdpa_new_shape_decode_s =
+            e->quantity("sdpa_new_shape_decode", hw::Dimension::kTime,
+                        s.engine.sdpa_new_shape_decode_s, 0, 1e3);
+        s.engine.sdpa_new_shape_prefill_s =
+            e->quantity("sdpa_new_shape_prefill", hw::Dimension::kTime,
+                        s.engine.sdpa_new_shape_prefill_s, 0, 1e3);
+        const auto seen = e->quantity_list("sdpa_seen_shapes", hw::Dimension::kCount);
+        if (seen.size() % 3 != 0) {
+          e->sink().add(*e->child("sdpa_seen_shapes", false), e->key_path("sdpa_seen_shapes"),
+                        "expected a flat list of (batch, q_len, kv_len) triples; got " +
+                            std::to_string(seen.size()) + " numbers, not a multiple of 3");
+        } else {
+          for (std::size_t i = 0; i < seen.size(); i += 3) {
+            const std::array<long long, 3> t{static_cast<long long>(seen[i]),
+                                             static_cast<long long>(seen[i + 1]),
+                                             static_cast<long long>(seen[i + 2])};
+            if (t[0] < 1 || t[1] < 1 || t[2] < t[1] || double(t[0]) != seen[i] ||
+                double(t[1]) != seen[i + 1] || double(t[2]) != seen[i + 2]) {
+              e->sink().add(*e->child("sdpa_seen_shapes", false), e->key_path("sdpa_seen_shapes"),
+                            "triple " + std::to_string(i / 3) +
+                                ": expected whole numbers batch >= 1, q_len >= 1, kv_len >= q_len");
+              break;
+            }
+            s.engine.sdpa_seen_shapes.push_back(t);
+          }
+        }
         e->finish();
       }
     }

@@ -80,6 +80,12 @@ IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::Gpu
   gap_s_ = gpu_.param("kernel_gap");
   graph_gap_s_ = gpu_.param("graph_kernel_gap");
   std::sort(e_.capture_sizes.begin(), e_.capture_sizes.end());
+  seen_.insert(e_.sdpa_seen_shapes.begin(), e_.sdpa_seen_shapes.end());
+}
+
+double IterationCostModel::new_shape_s(long long batch, long long q_len, long long kv_len) {
+  if (!seen_.insert({batch, q_len, kv_len}).second) return 0;
+  return q_len == 1 ? e_.sdpa_new_shape_decode_s : e_.sdpa_new_shape_prefill_s;
 }
 
 double IterationCostModel::memo(std::uint64_t k,
@@ -187,20 +193,25 @@ IterationParts IterationCostModel::compute_hf(const BatchShape& b, bool bucketed
     const long long n = static_cast<long long>(b.prefills.size());
     const long long q = bk(b.prefills.front().tokens);
     t += memo(key(kHfPrefill, n, q), &IterationCostModel::hf_prefill_s, n, q);
+    p.host_s += new_shape_s(n, b.prefills.front().tokens, b.prefills.front().tokens);
   } else {
     for (const auto& c : b.prefills) {
       // A chunk after cached context is timed as a prompt of the chunk plus its context.
       const long long q = bk(c.tokens + c.context);
       t += memo(key(kHfPrefill, 1, q), &IterationCostModel::hf_prefill_s, 1, q);
+      p.host_s += new_shape_s(1, c.tokens + c.context, c.tokens + c.context);
     }
   }
   if (b.decodes > 0) {
     const long long ctx = bk(std::max<long long>(1, b.decode_context_max));
     t += memo(key(kHfDecode, b.decodes, ctx), &IterationCostModel::hf_decode_s, b.decodes, ctx);
+    // The step's SDPA reads kv_len = the longest context + the new token (exact: the cache is
+    // keyed on the exact shape, not on Ridge's timing buckets).
+    p.host_s += new_shape_s(b.decodes, 1, std::max<long long>(1, b.decode_context_max) + 1);
   }
   p.gpu_s = t;  // the executor's step time: host and device together
   p.cpu_s = e_.cpu_overhead_s;
-  p.total_s = p.cpu_s + t;
+  p.total_s = p.cpu_s + t + p.host_s;  // host_s: SDPA graph builds (the GPU waits for them)
   p.padded_decodes = b.decodes;
   return p;
 }

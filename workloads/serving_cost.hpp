@@ -23,11 +23,16 @@
 // attention by (chunk, context), decode attention by (count, mean context)) is timed once per
 // bucket. The error this introduces is measured by tests/serving (bucketed vs exact on random
 // mixes) and stated in docs/serving.md.
+// hf_eager: the eager loop's executor step plus, the first time an attention shape (batch, q_len,
+// kv_len) runs in the process, a host build of the SDPA execution graph (EngineCost::
+// sdpa_new_shape_*; measured in isolation, validate/data/h200/sdpa_shapes).
 // Validation: see validate/README.md (serving); the kernel model's own validation applies to
 // every kernel.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -49,6 +54,23 @@ struct EngineCost {
   /// one per prompt) and/or decode step (all decodes against the longest context) run through
   /// the executor with its eager host model, plus cpu_overhead.
   bool hf_eager = false;
+  /// hf_eager only: the host time of the first SDPA call at an attention shape new to the
+  /// process. PyTorch 2.11 runs SDPA through cuDNN on Hopper and builds a cuDNN execution graph
+  /// per problem shape (the likely cause); that first call spends the time on the host and also
+  /// waits for the GPU queue to drain (measured behind a GPU sleep); its kernels are unchanged. The
+  /// cache key is the whole shape: a new kv_len at a seen batch, a new batch at a seen kv_len, and
+  /// a new pair of a seen batch and a seen kv_len all pay; the other layers' calls of the same
+  /// shape and revisits do not. Figures from validate/data/h200/sdpa_shapes (H200,
+  /// torch 2.11.0+cu130, cuDNN 9.19.0, host at nominal speed): decode (q_len 1), 38.4 ms = the
+  /// median of 40 new shapes at batch 8, kv_len 300-339 (p10 35.9 ms; repeat 36 us); causal
+  /// prefill, 446 ms = the median of 3 new shapes (1x256: 497 ms, 8x256 after 1x256: 48 ms, 1x257:
+  /// 446 ms). With cuDNN SDP disabled there is no such cost (flash split-KV: first 54 us, repeat 51
+  /// us): set both to 0.
+  double sdpa_new_shape_decode_s = 38.4e-3;
+  double sdpa_new_shape_prefill_s = 0.446;
+  /// Attention shapes (batch, q_len, kv_len) already run in the process before the first
+  /// iteration (a warm-up, an earlier run): they pay no build.
+  std::vector<std::array<long long, 3>> sdpa_seen_shapes;
 };
 
 /// vLLM's default CUDA graph capture sizes for `max_num_seqs`.
@@ -86,7 +108,11 @@ class IterationCostModel {
   /// The iteration's time (bucketed and memoized unless EngineCost::bucketing is false).
   IterationParts time(const BatchShape& b);
   /// The same without buckets (every component timed at its exact shape).
+  /// With hf_eager, both record the iteration's attention shapes as seen (call them in the
+  /// iterations' order: the first call at a new shape pays EngineCost::sdpa_new_shape_*).
   IterationParts exact(const BatchShape& b);
+  /// Attention shapes seen so far (hf_eager), the study's sdpa_seen_shapes included.
+  std::size_t sdpa_shapes_seen() const { return seen_.size(); }
   const EngineCost& engine() const { return e_; }
   /// Kernels per iteration (the same for every shape of this model).
   long long kernels_per_iteration() const { return kernels_; }
@@ -101,6 +127,7 @@ class IterationCostModel {
   long long kernels_ = 0;
   double host_launch_s_ = 0, graph_host_s_ = 0, gap_s_ = 0, graph_gap_s_ = 0;
   std::unordered_map<std::uint64_t, double> memo_;
+  std::set<std::array<long long, 3>> seen_;  // (batch, q_len, kv_len) run so far (hf_eager)
 
   IterationParts compute(const BatchShape& b, bool bucketed);
   double optime(const models::OpSpec& op);
@@ -113,6 +140,7 @@ class IterationCostModel {
   double hf_prefill_s(long long batch, long long prompt);
   double hf_decode_s(long long batch, long long context);
   IterationParts compute_hf(const BatchShape& b, bool bucketed);
+  double new_shape_s(long long batch, long long q_len, long long kv_len);
   double dense2(long long t, long long) { return dense_s(t); }
   double head2(long long r, long long) { return head_s(r); }
 };

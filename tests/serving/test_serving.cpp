@@ -113,6 +113,46 @@ TEST_CASE("idle server: TTFT is one prefill, TPOT the mean of its decode iterati
   CHECK(cost.exact(d1).cpu_s == e.cpu_overhead_s);
 }
 
+// hf_eager: the first SDPA call at an attention shape new to the process pays a host build
+// (EngineCost::sdpa_new_shape_*; validate/data/h200/sdpa_shapes). Derivation: an iteration's
+// total is cpu_overhead + the executor step + the builds of its new shapes, so the first
+// iteration of a shape minus a repeat is exactly the figure, and a repeat pays none. The key is
+// the whole (batch, q_len, kv_len): a new kv_len at a seen batch and a new batch at a seen kv_len
+// each pay once; shapes listed as seen before the first iteration (a warm-up) do not. Exact
+// equality up to floating-point summation (1e-12 relative): no timing model enters the difference.
+TEST_CASE("hf_eager: a new attention shape pays one SDPA graph build", "[unit][serving]") {
+  EngineCost e;
+  e.hf_eager = true;
+  e.bucketing = false;
+  e.sdpa_new_shape_decode_s = 38.4e-3;
+  e.sdpa_new_shape_prefill_s = 0.446;
+  e.sdpa_seen_shapes = {{4, 1, 301}};
+  IterationCostModel cost(llama8b(), h200(), e);
+  const auto decode = [](long long n, long long ctx) {
+    BatchShape b;
+    b.decodes = n;
+    b.decode_context_max = ctx;
+    b.decode_context_sum = n * ctx;
+    return b;
+  };
+  const double first = cost.time(decode(8, 300)).total_s;  // (8, 1, 301): new
+  const double again = cost.time(decode(8, 300)).total_s;
+  CHECK(first - again == Approx(38.4e-3).epsilon(1e-9));
+  CHECK(cost.time(decode(8, 300)).host_s == 0);
+  CHECK(cost.time(decode(8, 301)).host_s == Approx(38.4e-3));  // new kv_len, seen batch
+  CHECK(cost.time(decode(2, 300)).host_s == Approx(38.4e-3));  // new batch, seen kv_len
+  CHECK(cost.time(decode(4, 300)).host_s == 0);                // listed as seen (a warm-up)
+  BatchShape pre;
+  pre.prefills.assign(8, PrefillChunk{256, 0, true});
+  CHECK(cost.time(pre).host_s == Approx(0.446));  // (8, 256, 256): new
+  CHECK(cost.time(pre).host_s == 0);
+  CHECK(cost.sdpa_shapes_seen() == 5);
+  // Disabled (cuDNN SDP off): no cost at all.
+  e.sdpa_new_shape_decode_s = e.sdpa_new_shape_prefill_s = 0;
+  IterationCostModel off(llama8b(), h200(), e);
+  CHECK(off.time(decode(8, 300)).total_s == Approx(again).epsilon(1e-12));
+}
+
 // Little's law, L = lambda W, holds for any system where every arrival leaves: the time integral
 // of the number in the system (accumulated by the simulator from its queue and batch sizes at
 // every iteration) must equal the sum of the requests' sojourn times (from their own records).
@@ -500,6 +540,7 @@ TEST_CASE("H200 serving run 2: static schedule and steady-state decode step (gua
   EngineCost e = study.engine;
   REQUIRE(e.hf_eager);
   e.cpu_overhead_s = 0;
+  e.sdpa_new_shape_decode_s = e.sdpa_new_shape_prefill_s = 0;  // the forward alone
   IterationCostModel cost(run.model.transformer(), run.gpu, e);
   const auto steps = serve2_steady_steps(run.gpu.param("host_probe_us"));
   for (const char* policy : {"static", "continuous"}) {
@@ -518,5 +559,116 @@ TEST_CASE("H200 serving run 2: static schedule and steady-state decode step (gua
     INFO(policy << ": " << it->second.size() << " steps, median predicted/measured "
                 << ratio[ratio.size() / 2]);
     CHECK(std::fabs(ratio[ratio.size() / 2] - 1) <= 0.10);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run 3 (validate/data/h200/serve3): pre-registered. The model (per-new-shape SDPA build, from
+// validate/data/h200/sdpa_shapes alone) and these predictions were committed before the
+// measurement; nothing is fitted on this run.
+
+namespace {
+
+const std::string kServe3 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve3/";
+
+const nlohmann::json& serve3_record() {
+  static const nlohmann::json doc = [] {
+    std::ifstream in(kServe3 + "e2e_serve.json");
+    REQUIRE(in);
+    return nlohmann::json::parse(in);
+  }();
+  return doc;
+}
+
+}  // namespace
+
+// The issue's targets on run 3: throughput and p50s within 10%, p99s within 20%. NOT MET: the
+// continuous loop meets them except TTFT (p50 -15%, p99 -35%), but the static run is off by
+// +54% on throughput and -31% to -45% on latencies: its host ran slow (CPU probe median 1.84x
+// its fastest; 46 of 891 iterations at nominal speed), which Ridge does not model. Marked to
+// fail: Catch reports it passed only while some metric is outside its budget.
+TEST_CASE("H200 serving run 3: throughput and p50 within 10%, p99 within 20% (target, not met)",
+          "[validation][serving][!shouldfail]") {
+  for (const char* policy : {"static", "continuous"}) {
+    const auto run = run_serve(load_serve_study(kServe3 + policy + ".yaml"));
+    const nlohmann::json pred = serve_json(run);
+    for (const auto& rec : serve3_record()["records"]) {
+      if (rec["params"]["policy"] != policy) continue;
+      const auto& m = rec["summary"];
+      INFO(policy);
+      CHECK(std::fabs(rel(pred["requests_per_s"], m["requests_per_s"])) <= 0.10);
+      for (const char* k : {"ttft", "tpot", "e2e"}) {
+        INFO(k);
+        CHECK(std::fabs(rel(pred[k]["p50_s"], m[k]["p50_s"])) <= 0.10);
+        CHECK(std::fabs(rel(pred[k]["p99_s"], m[k]["p99_s"])) <= 0.20);
+      }
+    }
+  }
+}
+
+// Regression guard (not the target) on what run 3 supports:
+// - the continuous loop's throughput and TPOT/E2E (measured: requests/s +0.8%, TPOT p50 -0.6%
+//   p99 -13.9%, E2E p50 -4.2% p99 -14.7%) within the target's budgets (10% / 20%);
+// - the static schedule: 891 iterations, as measured;
+// - the per-step mechanism: the run's decode steps, replayed in the measured order through the
+//   study's cost model (its sdpa_seen_shapes, no CPU overhead), split by whether Ridge charges a
+//   build; over the steps at nominal host speed (probe <= 1.25 x fastest), scaled to
+//   host_probe_us, the median predicted / measured is within 10% in each group with >= 30 steps.
+//   Measured: static with a build 42 steps (Ridge 47.9 ms vs 51.0 ms), continuous with a build
+//   514 (47.9 vs 49.5 ms), continuous without 617 (9.5 vs 8.9 ms); static without a build has 4
+//   nominal steps (skipped).
+TEST_CASE("H200 serving run 3: continuous metrics, static schedule, per-shape step (guard)",
+          "[validation][serving]") {
+  for (const char* policy : {"static", "continuous"}) {
+    INFO(policy);
+    const auto study = load_serve_study(kServe3 + policy + ".yaml");
+    const auto run = run_serve(study);
+    const nlohmann::json pred = serve_json(run);
+    EngineCost e = study.engine;
+    REQUIRE(e.hf_eager);
+    e.cpu_overhead_s = 0;
+    IterationCostModel cost(run.model.transformer(), run.gpu, e);
+    const double host_probe_s = run.gpu.param("host_probe_us");
+    for (const auto& rec : serve3_record()["records"]) {
+      if (rec["params"]["policy"] != policy) continue;
+      const auto& m = rec["summary"];
+      if (std::string(policy) == "static") {
+        CHECK(run.result.iterations == static_cast<std::int64_t>(rec["iterations"].size()));
+      } else {
+        CHECK(std::fabs(rel(pred["requests_per_s"], m["requests_per_s"])) <= 0.10);
+        CHECK(std::fabs(rel(pred["tpot"]["p50_s"], m["tpot"]["p50_s"])) <= 0.10);
+        CHECK(std::fabs(rel(pred["tpot"]["p99_s"], m["tpot"]["p99_s"])) <= 0.20);
+        CHECK(std::fabs(rel(pred["e2e"]["p50_s"], m["e2e"]["p50_s"])) <= 0.10);
+        CHECK(std::fabs(rel(pred["e2e"]["p99_s"], m["e2e"]["p99_s"])) <= 0.20);
+      }
+      double fastest = 1e9;
+      for (const auto& it : rec["iterations"])
+        fastest = std::min(fastest, it["probe_us"].get<double>());
+      std::map<bool, std::vector<double>> ratio;  // by "Ridge charges a build"
+      for (const auto& it : rec["iterations"]) {
+        BatchShape b;
+        const long long rows = it["rows"].get<long long>();
+        if (it["kind"] == "prefill") {
+          b.prefills.assign(static_cast<std::size_t>(rows), PrefillChunk{256, 0, true});
+          cost.time(b);
+          continue;
+        }
+        b.decodes = rows;
+        b.decode_context_max = it["kv_len"].get<long long>() - 1;
+        b.decode_context_sum = b.decode_context_max * rows;
+        const auto p = cost.time(b);
+        const double probe = it["probe_us"].get<double>();
+        if (probe > 1.25 * fastest) continue;
+        const double t = it["forward_end_s"].get<double>() - it["start_s"].get<double>();
+        ratio[p.host_s > 0].push_back(p.total_s / (t * host_probe_s / (probe * 1e-6)));
+      }
+      for (auto& [build, r] : ratio) {
+        if (r.size() < 30) continue;
+        std::nth_element(r.begin(), r.begin() + r.size() / 2, r.end());
+        INFO((build ? "with a build: " : "without: ")
+             << r.size() << " steps, median ratio " << r[r.size() / 2]);
+        CHECK(std::fabs(r[r.size() / 2] - 1) <= 0.10);
+      }
+    }
   }
 }

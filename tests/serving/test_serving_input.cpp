@@ -88,3 +88,12 @@ TEST_CASE("a bad serve study: every problem at once with file:line:col",
   CHECK(has(errs, "bad-study.yaml:8:19: serve.scheduler.max_num_seqs"));
   CHECK(has(errs, "serve.arrivals"));
 }
+
+// bad-seen-shapes.yaml: sdpa_seen_shapes holds 5 numbers, not whole (batch, q_len, kv_len)
+// triples: reported at the list (line 8, column 23) with the count.
+TEST_CASE("sdpa_seen_shapes must be whole triples", "[config-errors][serving]") {
+  const auto errs = errors_of([] { load_serve_study(data("bad-seen-shapes.yaml")); });
+  REQUIRE(errs.size() == 1);
+  CHECK(has(errs, "bad-seen-shapes.yaml:8:23: serve.engine.sdpa_seen_shapes: expected a flat "
+                  "list of (batch, q_len, kv_len) triples; got 5 numbers"));
+}

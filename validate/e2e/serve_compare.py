@@ -44,14 +44,19 @@ serve:
   engine:
     model: hf_eager     # the eager PyTorch loop's op sequence and host costs (executor)
     cpu_overhead: {cpu} ms  # {cpu_why}
-"""
+{extra}"""
 CPU_WHY = "one CPU probe (host_probe_us) + bookkeeping per iteration"
 KEYS = ("requests_per_s", "output_tokens_per_s", "iterations", "duration_s")
 STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 
 
+# The run's request-list parameters: serve_llama.py's defaults (run 2) unless `predict` is given
+# --rate R --static-seed S --cont-seed C (run 3); `compare` reads them from predictions.json.
+RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED}
+
+
 def cases():
-    static, cont = sl.request_lists(sl.RATE)
+    static, cont = sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"])
     return (("static", "e2e/serve/static/llama3.2-1b", static, "static", sl.BATCH),
             ("continuous", "e2e/serve/continuous/llama3.2-1b", cont, "prefill_first", sl.SLOTS))
 
@@ -85,7 +90,7 @@ def predict(ridge, d):
         with open(study, "w") as f:
             f.write(STUDY.format(what=rid, rid=rid, trace="%s_requests.csv" % name, policy=policy,
                                  seqs=seqs, budget=sl.PROMPT, cpu=CPU_OVERHEAD_MS,
-                                 cpu_why=CPU_WHY))
+                                 cpu_why=CPU_WHY, extra=seen_line(name)))
         preds[name] = slim(ridge_json(ridge, study))
     steps = {}
     for n in STEP_BATCHES:
@@ -95,13 +100,15 @@ def predict(ridge, d):
         with open(study, "w") as f:
             f.write(STUDY.format(what="decode step, batch %d" % n, rid="decode step", policy="static",
                                  trace="step_requests.csv", seqs=n, budget=sl.PROMPT * n, cpu=0,
-                                 cpu_why="the forward alone"))
+                                 cpu_why="the forward alone",
+                                 extra="    sdpa_new_shape_decode: 0 ms  # the forward alone\n"))
         steps[str(n)] = ridge_json(ridge, study)["tpot"]["p50_s"]
     os.remove(os.path.join(d, "step_requests.csv"))
     os.remove(os.path.join(d, "step.yaml"))
     with open(os.path.join(d, "predictions.json"), "w") as f:
         json.dump({"generated_by": "validate/e2e/serve_compare.py predict",
-                   "rate_per_s": sl.RATE, "cpu_overhead_ms": CPU_OVERHEAD_MS,
+                   "rate_per_s": RUN["rate_per_s"], "static_seed": RUN["static_seed"],
+                   "cont_seed": RUN["cont_seed"], "cpu_overhead_ms": CPU_OVERHEAD_MS,
                    "predictions": preds, "decode_step_s_by_batch": steps}, f, indent=1,
                   sort_keys=True)
         f.write("\n")
@@ -149,6 +156,34 @@ def warmup_shapes():
     return seen
 
 
+def process_shapes(name):
+    """(batch, q_len, kv_len) attention shapes run in the measured process before the run `name`
+    starts: the warm-up (its prefills: 1 x PROMPT in the continuous part, BATCH x PROMPT in the
+    static part; its decode shapes), and for the continuous run also the static run before it
+    (its schedule depends on no timing: batches of BATCH in id order)."""
+    P = sl.PROMPT
+    seen = [(1, P, P), (sl.BATCH, P, P)] + [(n, 1, kv) for n, kv in warmup_shapes()]
+    if name == "continuous":
+        static = cases()[0][2]
+        for b in range(0, len(static), sl.BATCH):
+            batch = static[b:b + sl.BATCH]
+            omax = max(q["output_tokens"] for q in batch)
+            seen.append((len(batch), P, P))
+            seen += [(len(batch), 1, P + step) for step in range(1, omax)]
+    out = []
+    for t in seen:
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def seen_line(name):
+    flat = ", ".join("%d, %d, %d" % t for t in process_shapes(name))
+    return ("    # (batch, q_len, kv_len) run in the process before this run (warm-up%s)\n"
+            "    sdpa_seen_shapes: [%s]\n" % (", static run" if name == "continuous" else "",
+                                             flat))
+
+
 def shape_split(recs):
     """Decode iterations split by whether their (rows, kv_len) attention shape ran before in the
     process (warm-up, then the timed runs in order: static first)."""
@@ -175,6 +210,8 @@ def median(xs):
 def compare(ridge, d):
     doc = json.load(open(os.path.join(d, "e2e_serve.json")))
     reg = json.load(open(os.path.join(d, "predictions.json")))
+    for k in RUN:
+        RUN[k] = reg.get(k, RUN[k])
     recs = {r["params"]["policy"]: r for r in doc["records"]}
     rows = []
     for name, rid, reqs, policy, seqs in cases():
@@ -262,10 +299,18 @@ def compare(ridge, d):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("predict", "compare"):
-        sys.exit(__doc__)
-    ridge = os.path.abspath(sys.argv[2])
-    (predict if sys.argv[1] == "predict" else compare)(ridge, os.path.abspath(sys.argv[3]))
+    import argparse
+
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("step", choices=("predict", "compare"))
+    ap.add_argument("ridge")
+    ap.add_argument("dir")
+    ap.add_argument("--rate", type=float, default=sl.RATE)
+    ap.add_argument("--static-seed", type=int, default=sl.SEED)
+    ap.add_argument("--cont-seed", type=int, default=sl.CONT_SEED)
+    a = ap.parse_args()
+    RUN.update(rate_per_s=a.rate, static_seed=a.static_seed, cont_seed=a.cont_seed)
+    (predict if a.step == "predict" else compare)(os.path.abspath(a.ridge), os.path.abspath(a.dir))
 
 
 if __name__ == "__main__":

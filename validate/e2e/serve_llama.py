@@ -30,6 +30,7 @@ an iteration's probe_us is the larger of the probes before and after it. Per req
 last-token and finish times from the run's start; per iteration: kind, rows, kv_len, column,
 start, forward end, end, housekeeping and probe.
 Usage: python3 validate/e2e/serve_llama.py --out OUT/e2e_serve.json --budget 240 [--rate 3]
+       [--static-seed 1234 --cont-seed 4321]  (run 3: other seeds and rate, the same loop)
 """
 
 import gc
@@ -57,11 +58,11 @@ SEED = 1234
 CONT_SEED = 4321
 
 
-def request_lists(rate):
-    rng = random.Random(SEED)
+def request_lists(rate, seed=SEED, cont_seed=CONT_SEED):
+    rng = random.Random(seed)
     static = [dict(id=i, arrival_s=0.0, prompt_tokens=PROMPT,
                    output_tokens=rng.randint(OUT_LO, OUT_HI)) for i in range(STATIC_REQUESTS)]
-    rng = random.Random(CONT_SEED)
+    rng = random.Random(cont_seed)
     t = 0.0
     cont = []
     for i in range(CONT_REQUESTS):
@@ -260,6 +261,8 @@ def main():
     ap.add_argument("--out", default="e2e_serve.json")
     ap.add_argument("--budget", type=float, default=240)
     ap.add_argument("--rate", type=float, default=RATE, help="continuous set: Poisson req/s")
+    ap.add_argument("--static-seed", type=int, default=SEED, help="static set's output lengths")
+    ap.add_argument("--cont-seed", type=int, default=CONT_SEED, help="continuous set's seed")
     args = ap.parse_args(sys.argv[1:])
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/serve_llama.py")
@@ -269,7 +272,7 @@ def main():
     out.doc["environment"]["cuda_graphs"] = False
     out.doc["environment"]["cpu_probe"] = CPU_PROBE_WORK
     torch.manual_seed(SEED)
-    static_reqs, cont_reqs = request_lists(args.rate)
+    static_reqs, cont_reqs = request_lists(args.rate, args.static_seed, args.cont_seed)
     with torch.inference_mode():
         model = build_bf16(torch, nn, F, CFG, use_gqa)
         ar = torch.arange(MAX_LEN, device="cuda")
@@ -303,7 +306,8 @@ def main():
                     batch=BATCH if name == "static" else None,
                     slots=SLOTS if name == "continuous" else None,
                     rate_per_s=args.rate if name == "continuous" else None,
-                    seed=SEED if name == "static" else CONT_SEED, cuda_graph=False),
+                    seed=args.static_seed if name == "static" else args.cont_seed,
+                    cuda_graph=False),
                     requests=reqs, results=[dict(id=r["id"], **res[r["id"]]) for r in reqs],
                     iterations=iters, summary=s))
                 log("%s: %.2f req/s, ttft p50 %.1f ms, tpot p50 %.2f ms, e2e p50 %.1f ms p99 "
