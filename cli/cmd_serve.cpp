@@ -43,6 +43,13 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.engine.capture_sizes", "vLLM's", "captured decode batch sizes"},
     {"serve.engine.bucketing", "true", "memoize attention shapes by 1/64-octave buckets"},
     {"serve.engine.model", "vllm", "vllm | hf_eager (eager HF graphs via the executor)"},
+    {"serve.engine.sdpa_new_shape_decode", "38.4 ms",
+     "hf_eager: host time of the first decode step at a new attention shape (cuDNN SDPA; "
+     "measured, validate/data/h200/sdpa_shapes)"},
+    {"serve.engine.sdpa_new_shape_prefill", "446 ms",
+     "hf_eager: the same for a new causal prefill shape (median of 3 measured calls)"},
+    {"serve.engine.sdpa_seen_shapes", "[]",
+     "hf_eager: (batch, q_len, kv_len) triples a warm-up already ran, as a flat list"},
     {"serve.slo.ttft", "none", "time to first token bound"},
     {"serve.slo.tpot", "none", "time per output token bound"},
     {"serve.slo.e2e", "none", "end-to-end latency bound"},
