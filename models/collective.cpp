@@ -200,8 +200,16 @@ struct Planner {
     for (std::size_t i = 0; i < local.size(); ++i) out.push_back(local[(start + i) % local.size()]);
     return out;
   }
+  // Past one node, channels are bundled by NIC rail: one bundle per rail of the node's taking
+  // part GPUs' own NICs (NCCL's search puts a channel on a GPU's nearest NIC; a group of one GPU
+  // per node reaches the network through that GPU's NIC alone), at most one per channel.
+  std::vector<int> rails_used;
   int bundles(std::size_t nodes) const {
-    return nodes > 1 ? std::max(1, std::min(fabric.rails(), choice.channels)) : 1;
+    return nodes > 1 ? std::max(1, std::min(static_cast<int>(rails_used.size()), choice.channels))
+                     : 1;
+  }
+  int rail(int b) const {
+    return rails_used.empty() ? b : rails_used[static_cast<std::size_t>(b) % rails_used.size()];
   }
 
   void ring(double per_edge) {
@@ -213,13 +221,13 @@ struct Planner {
         for (int r = 0; r < n(); ++r) order.push_back(r);
       } else {
         for (const auto& local : nodes) {
-          const auto lo = local_order(local, b);
+          const auto lo = local_order(local, rail(b));
           order.insert(order.end(), lo.begin(), lo.end());
         }
       }
       const bool rooted = req.op == CollOp::kBroadcast || req.op == CollOp::kReduce;
       if (rooted) std::rotate(order.begin(), order.begin() + (req.root % n()), order.end());
-      add(chain(order, b, !rooted), per_edge / b_count, 1.0 / b_count, 0.0);
+      add(chain(order, rail(b), !rooted), per_edge / b_count, 1.0 / b_count, 0.0);
     }
   }
 
@@ -264,19 +272,19 @@ struct Planner {
         const int ppn = static_cast<int>(nodes[0].size());
         const double down0 = (ppn - 1 + root_height) * step_s;
         for (int k = 0; k < m; ++k) {
-          const auto order = local_order(nodes[k], b);
+          const auto order = local_order(nodes[k], rail(b));
           std::vector<int> up(order.rbegin(), order.rend());
           if (order.size() > 1) {
             // Both trees reduce up the same chain at the same time: one flow for the two.
-            if (t == 0) add(chain(up, b, false), 2 * data, 2 * share, (ppn - 2) * step_s);
-            add(chain(order, b, false), data, share, down0 + (depth[k] + ppn - 2) * step_s);
+            if (t == 0) add(chain(up, rail(b), false), 2 * data, 2 * share, (ppn - 2) * step_s);
+            add(chain(order, rail(b), false), data, share, down0 + (depth[k] + ppn - 2) * step_s);
           }
           const int p = parent(k, t, m);
           if (p < 0) continue;
           const int me = gpu(order.front());
-          const int boss = gpu(local_order(nodes[p], b).front());
-          add(fabric.path(me, boss, b), data, share, (ppn - 1 + height[k]) * step_s);
-          add(fabric.path(boss, me, b), data, share, down0 + (depth[k] - 1) * step_s);
+          const int boss = gpu(local_order(nodes[p], rail(b)).front());
+          add(fabric.path(me, boss, rail(b)), data, share, (ppn - 1 + height[k]) * step_s);
+          add(fabric.path(boss, me, rail(b)), data, share, down0 + (depth[k] - 1) * step_s);
         }
       }
   }
@@ -340,6 +348,12 @@ struct Planner {
     step_s = step_bytes * wire / line;
     cap_data = std::numeric_limits<double>::infinity();
     if (n() < 2) return;
+    {
+      const auto nodes = by_node();
+      for (int r : nodes.front()) rails_used.push_back(fabric.rail_of(gpu(r)));
+      std::sort(rails_used.begin(), rails_used.end());
+      rails_used.erase(std::unique(rails_used.begin(), rails_used.end()), rails_used.end());
+    }
     if (choice.p2p) return p2p();
     // The SM side of LL and LL128 channels caps them (NCCL's busbw caps); Simple is link-bound.
     const TuneCell* cell = nullptr;
@@ -462,8 +476,27 @@ CollectiveResult simulate_collective(const hw::SystemSpec& system, const hw::Ncc
                                      const CollectiveRequest& req) {
   sim::Simulator sim;
   sim::FlowNetwork net(sim);
-  const Fabric fabric(system, req.gpus, net);
-  const NcclTuner tuner(system, tuning, req.gpus);
+  if (req.ranks.empty()) {
+    const Fabric fabric(system, req.gpus, net);
+    const NcclTuner tuner(system, tuning, req.gpus);
+    CollectiveResult out;
+    start_collective(sim, net, fabric, tuner, req, [&out](const CollectiveResult& r) { out = r; });
+    sim.run();
+    return out;
+  }
+  // A group of chosen GPUs: a fabric of the whole nodes they sit on, and NCCL's view of the
+  // group (its nodes and ranks per node).
+  if (static_cast<int>(req.ranks.size()) != req.gpus)
+    throw std::invalid_argument("collective: ranks must list `gpus` GPUs");
+  const int per_node = system.node.gpus;
+  const int top = *std::max_element(req.ranks.begin(), req.ranks.end());
+  const Fabric fabric(system, std::max(per_node, (top / per_node + 1) * per_node), net);
+  std::vector<int> count(static_cast<std::size_t>(top / per_node + 1), 0);
+  for (int g : req.ranks) ++count[static_cast<std::size_t>(g / per_node)];
+  int nodes = 0, ppn = 0;
+  for (int c : count)
+    if (c > 0) ++nodes, ppn = std::max(ppn, c);
+  const NcclTuner tuner(system, tuning, nodes, ppn);
   CollectiveResult out;
   start_collective(sim, net, fabric, tuner, req, [&out](const CollectiveResult& r) { out = r; });
   sim.run();

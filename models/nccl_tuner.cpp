@@ -80,6 +80,14 @@ NcclTuner::NcclTuner(const hw::SystemSpec& system, const hw::NcclTuning& tuning,
   }
 }
 
+NcclTuner::NcclTuner(const hw::SystemSpec& system, const hw::NcclTuning& tuning, int nodes, int ppn)
+    : NcclTuner(system, tuning, nodes * ppn) {
+  if (system.network.kind != hw::NetworkKind::kNvlinkDomain) {
+    nodes_ = nodes;
+    ppn_ = ppn;
+  }
+}
+
 TuneResult NcclTuner::tune(CollOp op, double bytes) const {
   TuneResult r;
   double best = std::numeric_limits<double>::infinity();

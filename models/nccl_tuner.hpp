@@ -67,6 +67,8 @@ struct TuneResult {
 class NcclTuner {
  public:
   NcclTuner(const hw::SystemSpec& system, const hw::NcclTuning& tuning, int gpus);
+  /// A group of `nodes` nodes with `ppn` of its ranks on each (e.g. one GPU per node: ppn 1).
+  NcclTuner(const hw::SystemSpec& system, const hw::NcclTuning& tuning, int nodes, int ppn);
   /// Every cell for `op` of `bytes` (nccl-tests' size convention); best = NCCL's choice.
   TuneResult tune(CollOp op, double bytes) const;
   int nodes() const { return nodes_; }

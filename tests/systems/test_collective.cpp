@@ -208,3 +208,20 @@ TEST_CASE("all-to-all across PCIe switches is bound by the switch uplinks", "[an
   CHECK(r.time_s == Approx(14.1e-6 + bytes / 50e9).epsilon(1e-6));
   CHECK(r.bottleneck.find("pcie_switch") != std::string::npos);
 }
+
+TEST_CASE("a group of one GPU per node goes through that GPU's own NIC", "[analytic]") {
+  // DP groups are strided: GPU 0 of each of 8 DGX H100 nodes. NCCL's channels use each GPU's
+  // nearest NIC, so the ring crosses GPU 0's PCIe link (63 GB/s) and rail 0's NICs (400 Gb/s
+  // x 0.99 = 49.5 GB/s): the NIC binds. Transfer = 2(n-1)/n x S / 49.5 GB/s with n = 8.
+  const hw::SystemSpec big = hw::find_system("h100-1024");
+  CollectiveRequest q;
+  q.op = CollOp::kAllReduce;
+  q.bytes = 1073741824.0;
+  q.gpus = 8;
+  q.algo = hw::NcclAlgo::kRing;
+  q.proto = hw::NcclProto::kSimple;
+  for (int k = 0; k < 8; ++k) q.ranks.push_back(8 * k);
+  const auto r = models::simulate_collective(big, nccl(), q);
+  CHECK(r.time_s - r.latency_s == Approx(2.0 * 7 / 8 * q.bytes / 49.5e9).epsilon(1e-6));
+  CHECK(r.bottleneck.find("nic0") != std::string::npos);
+}
