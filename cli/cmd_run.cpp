@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/system_loader.hpp"
 #include "workloads/e2e_compare.hpp"
 #include "workloads/study.hpp"
 
@@ -59,6 +60,27 @@ int e2e_table(const RunOutputs& o) {
   return 0;
 }
 
+// A parallel training step on a system (the study's `parallel:` block).
+int run_parallel_study(const std::string& path, const workloads::Study& study,
+                       const RunOutputs& out) {
+  const workloads::ModelConfig model = workloads::load_model_config(study.model_path);
+  if (!model.is_transformer())
+    throw std::invalid_argument("parallel training needs a transformer model file");
+  const hw::SystemSpec sys = hw::find_system(study.parallel->system);
+  const workloads::ParallelResult r =
+      workloads::run_parallel(model.transformer(), *study.parallel, sys, study.mode);
+  std::vector<std::pair<std::string, std::string>> files = study.files;
+  for (const auto& f : model.files) files.push_back(f);
+  for (const auto& f : sys.files) files.push_back(f);
+  nlohmann::json j = workloads::parallel_report_json(r);
+  j["study"] = path;
+  j["provenance"] = provenance(files);
+  emit(out.json,
+       workloads::parallel_report_text(r, model.transformer().name) + "\n" + provenance_text(files),
+       j);
+  return 0;
+}
+
 int run_study_file(const std::string& path, const RunOutputs& out) {
   workloads::Study study = workloads::load_study(path);
   for (const auto& w : out.what_ifs) {
@@ -71,6 +93,7 @@ int run_study_file(const std::string& path, const RunOutputs& out) {
     study.mode = workloads::TimingMode::kFast;
   else if (!out.mode.empty())
     throw std::invalid_argument("--mode: expected fast or detailed");
+  if (study.parallel) return run_parallel_study(path, study, out);
   const workloads::StudyResult r = workloads::run_study(study);
   std::vector<std::pair<std::string, std::string>> files = study.files;
   for (const auto& f : r.model.files) files.push_back(f);

@@ -7,6 +7,7 @@
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
 #include "models/op_cost.hpp"
+#include "workloads/parallel_config.hpp"
 
 namespace ridge::workloads {
 
@@ -105,10 +106,14 @@ Study load_study(const std::string& path) {
         sink.add(*m->child("what_if", false), m->key_path("what_if"), e.what());
       }
     }
+    if (m->has("parallel")) {
+      if (auto p = m->map("parallel")) s.parallel = read_parallel(*p, s.model_path);
+    }
     if (m->has("workload")) {
       if (auto w = m->map("workload")) s.workloads.push_back(read_workload(*w));
     }
-    if (const hw::ConfigNode* list = m->child("workloads", !m->has("workload"))) {
+    if (const hw::ConfigNode* list =
+            m->child("workloads", !m->has("workload") && !m->has("parallel"))) {
       if (list->kind != hw::ConfigNode::Kind::kSequence) {
         sink.add(*list, m->key_path("workloads"), "expected a list of workloads");
       } else {

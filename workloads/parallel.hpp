@@ -1,0 +1,164 @@
+// Parallel training steps at cluster scale (Megatron-LM): tensor (TP), pipeline (PP) and data (DP)
+// parallelism on a system of many GPUs (configs/systems), one optimizer step simulated.
+//
+// Captures:
+// - TP as Megatron-LM runs it (Shoeybi et al. 2019, sec. 3): QKV and FC1 column-parallel, attention
+//   projection and FC2 row-parallel (GEMM sizes divided by tp, heads split over ranks), one
+//   all-reduce after each row-parallel GEMM in forward and one in backward for each
+//   column-parallel input (f/g operators: 2 forward + 2 backward per layer); with sequence
+//   parallelism (Korthikanti et al. 2022, sec. 4.2.2) an all-gather before and a reduce-scatter
+//   after each TP region, and the norms and dropouts on s/tp tokens. Communication runs on the
+//   compute stream (Megatron-LM 2022 calls it synchronously), timed by models/collective.hpp on the
+//   TP group's GPUs of the system, memoized by (op, bytes, group shape).
+// - Attention as Megatron-LM 2022 computed it (Table 5's software): QK^T and AV batched GEMMs,
+//   fused scale-mask-softmax, dropout on the s x s scores; selective recompute re-runs QK^T,
+//   softmax and dropout before their backward; full recompute re-runs each layer's forward
+//   (with its TP communication) before its backward.
+// - PP: GPipe and 1F1B (Narayanan et al. 2021, sec. 2.2) simulated as list schedules over the
+//   stages, every micro-batch's forward and backward an activity whose inputs arrive by a
+//   point-to-point transfer (models/collective.hpp send/recv between the adjacent stages' GPUs),
+//   so the bubble comes out of the simulation. Ranks doing identical work (the TP and DP peers of
+//   a stage) are simulated once: one rank per stage.
+// - DP: gradients reduced in buckets (bucket_mb, PyTorch DDP / Megatron default 25 MB) in reverse
+//   layer order as the last micro-batch's backward produces them, one bucket at a time on a
+//   communication stream; only what runs past the backward is exposed. ZeRO-1 (Megatron's
+//   distributed optimizer): reduce-scatter gradients, the optimizer on 1/dp of the parameters,
+//   then an all-gather of the updated bf16 parameters (not overlapped).
+// - Optimizer: fused Adam over the rank's (sharded) fp32 master weights, memory-bound (30 B per
+//   parameter: grad, master, m, v read; master, m, v, bf16 weight written).
+// - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1 sharded), activations by
+//   Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
+// Ignores: interleaved schedules, CP, EP, ZeRO-2/3 and FSDP; overlap of TP communication with
+// compute; Megatron's scatter-gather optimisation of p2p; the stage's p2p occupying its SMs or
+// stream (transfers only delay the consumer); contention between the DP groups of different TP
+// ranks and stages (each group's collective runs alone on its fabric: rail-optimised systems give
+// each GPU its own NIC, so they share only spine links); the tied-embedding gradient all-reduce
+// between first and last stage; data loading; the vocab-parallel cross-entropy's small
+// all-reduces.
+// Validated: Korthikanti et al. 2022 Table 5 (tests/workloads/test_parallel.cpp, docs/parallel.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/system_spec.hpp"
+#include "models/nccl_tuner.hpp"
+#include "workloads/analysis.hpp"
+#include "workloads/executor.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/transformer.hpp"
+
+namespace ridge::workloads {
+
+enum class PipeSchedule { kOneFOneB, kGpipe };
+std::string_view schedule_name(PipeSchedule s);
+
+/// The `parallel:` block of a study, defaults as Megatron-LM's.
+struct ParallelOptions {
+  std::string system;  ///< configs/systems name or path
+  int gpus = 0;        ///< GPUs used (0: the whole system)
+  int tp = 1, pp = 1, dp = 1;
+  bool sequence_parallel = false;
+  long long micro_batch = 1;
+  long long global_batch = 0;  ///< 0: micro_batch x dp (one micro-batch per pipeline)
+  long long seq = 2048;
+  PipeSchedule schedule = PipeSchedule::kOneFOneB;
+  Recompute recompute = Recompute::kNone;
+  int zero = 0;           ///< 0 or 1 (Megatron's distributed optimizer)
+  double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
+  int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
+  long long micro_batches() const { return global_batch / (micro_batch * dp); }
+};
+
+/// Time of collectives on a system, memoized by (op, bytes, group shape relative to its node).
+class CollectiveTimes {
+ public:
+  explicit CollectiveTimes(const hw::SystemSpec& system);
+  /// Seconds for `op` of `bytes` (nccl-tests' size) over the fabric GPUs `ranks`.
+  double time(models::CollOp op, double bytes, const std::vector<int>& ranks);
+  const hw::SystemSpec& system() const { return system_; }
+  long long simulated() const { return simulated_; }
+
+ private:
+  hw::SystemSpec system_;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+  long long simulated_ = 0;
+};
+
+/// Fabric GPU of (tp rank, pipeline stage, dp rank): TP inside a node, then PP, then DP.
+int place_rank(const ParallelOptions& o, int t, int stage, int d);
+
+/// One rank's work of one micro-batch on one stage.
+struct StageGraphs {
+  int first_layer = 0, layers = 0;
+  Graph forward, backward;
+  Execution fwd_exec, bwd_exec;
+  std::map<std::string, double> fwd_by_class, bwd_by_class;  ///< critical path of each (sums)
+  double tp_fwd_s = 0, tp_bwd_s = 0;                         ///< TP communication in each
+  int tp_collectives_fwd = 0, tp_collectives_bwd = 0;
+  double params = 0;  ///< parameters this rank holds
+};
+
+/// Builds and simulates stage `stage`'s micro-batch forward and backward on one rank.
+StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, int stage,
+                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode);
+
+/// One activity of the pipeline schedule.
+struct PipeOp {
+  int stage = 0, micro = 0;
+  bool backward = false;
+  double start_s = 0, end_s = 0;
+  double ready_s = 0;  ///< its input arrived (p2p included)
+  int binder = -1;     ///< index of the op that held it back (-1: none)
+  bool binder_p2p = false;
+};
+
+/// The per-stage order of a schedule: (micro, backward) pairs.
+std::vector<std::pair<int, bool>> stage_order(PipeSchedule s, int stages, int stage, int micro);
+
+/// Simulates the schedule with per-stage forward/backward times and a p2p time between stages.
+std::vector<PipeOp> simulate_pipeline(PipeSchedule s, int micro, const std::vector<double>& fwd_s,
+                                      const std::vector<double>& bwd_s, double p2p_s);
+
+struct StageMemory {
+  double weights = 0, grads = 0, optimizer = 0, activations = 0;
+  int in_flight = 0;
+  double total() const { return weights + grads + optimizer + activations; }
+};
+
+/// Activation bytes one layer keeps for backward on one TP rank (Korthikanti et al. 2022).
+double parallel_layer_activation_bytes(const TransformerConfig& m, long long micro_batch,
+                                       long long seq, int tp, bool sequence_parallel, Recompute r);
+StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
+                         double stage_params);
+
+struct ParallelResult {
+  ParallelOptions options;
+  hw::SystemSpec system;
+  std::vector<StageGraphs> stages;
+  std::vector<PipeOp> pipeline;
+  double p2p_s = 0;
+  double pipeline_s = 0;  ///< end of the last backward
+  double dp_time_s = 0, dp_exposed_s = 0, optimizer_s = 0, param_gather_s = 0;
+  int dp_buckets = 0;
+  double step_s = 0;
+  double tokens_per_s = 0, model_flops = 0, hardware_flops = 0, mfu = 0, hfu = 0;
+  double bubble_s = 0;                       ///< stage 0's idle time inside the pipeline phase
+  double ideal_pipeline_s = 0;               ///< m x (F + B) of the slowest stage
+  std::map<std::string, double> critical_s;  ///< the step by category; sums to step_s
+  std::vector<StageMemory> memory;
+  long long collectives_simulated = 0;
+};
+
+ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o,
+                            const hw::SystemSpec& sys, TimingMode mode);
+
+std::string parallel_report_text(const ParallelResult& r, const std::string& model_name);
+nlohmann::json parallel_report_json(const ParallelResult& r);
+
+}  // namespace ridge::workloads

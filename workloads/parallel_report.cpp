@@ -1,0 +1,142 @@
+// Text and JSON reports of a parallel training step (see workloads/parallel.hpp).
+#include <fmt/format.h>
+
+#include "workloads/parallel.hpp"
+
+namespace ridge::workloads {
+
+namespace {
+std::string ftime(double s) {
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.1f} us", s * 1e6);
+}
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+std::string parallel_report_text(const ParallelResult& r, const std::string& model_name) {
+  const ParallelOptions& o = r.options;
+  const int gpus = o.tp * o.pp * o.dp;
+  std::string s;
+  s += fmt::format(
+      "{} on {} ({} GPUs of {}): TP {} x PP {} x DP {}{}, micro-batch {}, global batch {} "
+      "({} micro-batches per pipeline), seq {}, {}, recompute {}{}\n",
+      model_name, r.system.name, gpus, r.system.total_gpus(), o.tp, o.pp, o.dp,
+      o.sequence_parallel ? " + SP" : "", o.micro_batch, o.global_batch, o.micro_batches(), o.seq,
+      schedule_name(o.schedule), recompute_name(o.recompute), o.zero ? ", ZeRO-1" : "");
+  s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
+                   ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
+  s += "\nper stage, one micro-batch on one rank:\n";
+  s += "  stage  layers   forward   backward   TP comm (fwd/bwd, calls)\n";
+  for (std::size_t st = 0; st < r.stages.size(); ++st) {
+    const StageGraphs& g = r.stages[st];
+    if (st >= 2 && st + 1 < r.stages.size()) {
+      if (st == 2) s += "  ...    (middle stages as stage 1)\n";
+      continue;
+    }
+    s +=
+        fmt::format("  {:5}  {:>6}  {:>9}  {:>9}   {} / {} ({} / {})\n", st,
+                    fmt::format("{}-{}", g.first_layer, g.first_layer + g.layers - 1),
+                    ftime(g.fwd_exec.step_time_s), ftime(g.bwd_exec.step_time_s), ftime(g.tp_fwd_s),
+                    ftime(g.tp_bwd_s), g.tp_collectives_fwd, g.tp_collectives_bwd);
+  }
+  s += fmt::format(
+      "\npipeline {} (ideal m x (F + B) {}), bubble on stage 0 {} ({:.1f}% of the "
+      "step); p2p per transfer {}\n",
+      ftime(r.pipeline_s), ftime(r.ideal_pipeline_s), ftime(r.bubble_s),
+      100 * r.bubble_s / r.step_s, ftime(r.p2p_s));
+  if (o.dp > 1)
+    s += fmt::format("DP: {} buckets of {} MB, {} of {} in all, {} exposed after the backward{}\n",
+                     r.dp_buckets, o.bucket_mb, o.zero ? "reduce-scatter" : "all-reduce",
+                     ftime(r.dp_time_s), ftime(r.dp_exposed_s),
+                     r.param_gather_s > 0
+                         ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
+                         : "");
+  s += fmt::format("optimizer step {}\n", ftime(r.optimizer_s));
+  s += "\ncritical path by category (sums to the step):\n";
+  for (const auto& [k, v] : r.critical_s)
+    s += fmt::format("  {:<14} {:>10}  {:5.1f}%\n", k, ftime(v), 100 * v / r.step_s);
+  s += "\nmemory per GPU (GiB):\n  stage  weights   grads  optimizer  activations (in flight)    "
+       "total\n";
+  const double hbm = r.system.node.gpu.memory.hbm_size;
+  for (std::size_t st = 0; st < r.memory.size(); ++st) {
+    const StageMemory& m = r.memory[st];
+    s += fmt::format("  {:5}  {:7.2f} {:7.2f} {:10.2f} {:12.2f} ({:3}) {:14.2f}{}\n", st,
+                     m.weights / kGiB, m.grads / kGiB, m.optimizer / kGiB, m.activations / kGiB,
+                     m.in_flight, m.total() / kGiB, m.total() > hbm ? "  DOES NOT FIT" : "");
+    if (r.memory.size() > 4 && st == 1) {
+      s += "  ...\n";
+      st = r.memory.size() - 2;
+    }
+  }
+  double worst = 0;
+  for (const auto& m : r.memory) worst = std::max(worst, m.total());
+  if (worst > hbm) {
+    s += fmt::format("  over the {:.0f} GiB HBM by {:.1f} GiB: try", hbm / kGiB,
+                     (worst - hbm) / kGiB);
+    if (o.recompute != Recompute::kFull) s += " recompute: full or selective,";
+    if (!o.sequence_parallel && o.tp > 1) s += " sequence_parallel: true,";
+    if (o.zero == 0 && o.dp > 1) s += " zero: 1,";
+    s += " a larger pp\n";
+  }
+  s += fmt::format("\n{} collectives simulated on the fabric (memoized by op, size and group)\n",
+                   r.collectives_simulated);
+  return s;
+}
+
+nlohmann::json parallel_report_json(const ParallelResult& r) {
+  const ParallelOptions& o = r.options;
+  nlohmann::json j;
+  j["system"] = r.system.name;
+  j["parallel"] = {{"tp", o.tp},
+                   {"pp", o.pp},
+                   {"dp", o.dp},
+                   {"sequence_parallel", o.sequence_parallel},
+                   {"micro_batch", o.micro_batch},
+                   {"global_batch", o.global_batch},
+                   {"micro_batches", o.micro_batches()},
+                   {"seq", o.seq},
+                   {"schedule", schedule_name(o.schedule)},
+                   {"recompute", recompute_name(o.recompute)},
+                   {"zero", o.zero},
+                   {"bucket_mb", o.bucket_mb}};
+  j["step_s"] = r.step_s;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["model_flops"] = r.model_flops;
+  j["pipeline_s"] = r.pipeline_s;
+  j["ideal_pipeline_s"] = r.ideal_pipeline_s;
+  j["bubble_s"] = r.bubble_s;
+  j["p2p_s"] = r.p2p_s;
+  j["dp"] = {{"buckets", r.dp_buckets},
+             {"time_s", r.dp_time_s},
+             {"exposed_s", r.dp_exposed_s},
+             {"param_all_gather_s", r.param_gather_s}};
+  j["optimizer_s"] = r.optimizer_s;
+  j["critical_path_s"] = r.critical_s;
+  nlohmann::json st = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.stages.size(); ++i) {
+    const StageGraphs& g = r.stages[i];
+    const StageMemory& m = r.memory[i];
+    st.push_back({{"stage", i},
+                  {"first_layer", g.first_layer},
+                  {"layers", g.layers},
+                  {"forward_s", g.fwd_exec.step_time_s},
+                  {"backward_s", g.bwd_exec.step_time_s},
+                  {"tp_comm_forward_s", g.tp_fwd_s},
+                  {"tp_comm_backward_s", g.tp_bwd_s},
+                  {"params", g.params},
+                  {"memory_bytes",
+                   {{"weights", m.weights},
+                    {"grads", m.grads},
+                    {"optimizer", m.optimizer},
+                    {"activations", m.activations},
+                    {"in_flight", m.in_flight},
+                    {"total", m.total()}}}});
+  }
+  j["stages"] = st;
+  return j;
+}
+
+}  // namespace ridge::workloads

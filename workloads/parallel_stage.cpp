@@ -1,0 +1,309 @@
+// One pipeline stage's micro-batch on one rank, Megatron-LM style (see workloads/parallel.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_map>
+
+#include "hw/nccl_tuning.hpp"
+#include "models/collective.hpp"
+#include "workloads/builder_util.hpp"
+#include "workloads/parallel.hpp"
+
+namespace ridge::workloads {
+
+struct CollectiveTimes::Impl {
+  hw::NcclTuning tuning;
+  std::unordered_map<std::string, double> memo;
+};
+
+CollectiveTimes::CollectiveTimes(const hw::SystemSpec& system)
+    : system_(system), impl_(std::make_shared<Impl>()) {
+  impl_->tuning = hw::load_nccl_tuning(system.nccl.version);
+}
+
+double CollectiveTimes::time(models::CollOp op, double bytes, const std::vector<int>& ranks) {
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  // Group shape: the ranks relative to the first rank's node, so a TP group on node 5 and one on
+  // node 0 share a memo entry (every node of a system is alike; rail-optimised leaves are too).
+  const int per_node = system_.node.gpus;
+  const int base = ranks.front() / per_node * per_node;
+  std::ostringstream key;
+  key << static_cast<int>(op) << ':' << bytes;
+  for (int r : ranks) key << ',' << r - base;
+  auto it = impl_->memo.find(key.str());
+  if (it != impl_->memo.end()) return it->second;
+  models::CollectiveRequest req;
+  req.op = op;
+  req.bytes = bytes;
+  req.gpus = static_cast<int>(ranks.size());
+  req.ranks = ranks;
+  // The shape shifted to the system's first node: the same links, and always inside the system.
+  int top = 0;
+  for (int& r : req.ranks) r -= base, top = std::max(top, r);
+  // models::simulate_collective builds a fabric of exactly the group's size and a tuner that
+  // assumes the ranks fill nodes in order; a strided group (a DP group with one rank per node)
+  // needs the fabric up to its last rank and NCCL's model seeing its real nodes x ranks per node.
+  // So the same steps are done here: a fabric of whole nodes, a tuner on a copy of the system
+  // whose node holds as many GPUs as the group has in one node.
+  int in_first_node = 0;
+  for (int r : req.ranks) in_first_node += r < per_node;
+  hw::SystemSpec tuned = system_;
+  if (system_.network.kind != hw::NetworkKind::kNvlinkDomain)
+    tuned.node.gpus = std::max(1, in_first_node);
+  const int fabric_gpus = std::min(system_.total_gpus(), (top / per_node + 1) * per_node);
+  sim::Simulator sim;
+  sim::FlowNetwork net(sim);
+  const models::Fabric fabric(system_, fabric_gpus, net);
+  const models::NcclTuner tuner(tuned, impl_->tuning, req.gpus);
+  double t = 0;
+  models::start_collective(sim, net, fabric, tuner, req,
+                           [&t](const models::CollectiveResult& r) { t = r.time_s; });
+  sim.run();
+  ++simulated_;
+  impl_->memo.emplace(key.str(), t);
+  return t;
+}
+
+int place_rank(const ParallelOptions& o, int t, int stage, int d) {
+  return t + o.tp * (stage + o.pp * d);
+}
+
+namespace {
+
+using C = Category;
+
+struct Dims {
+  long long b, s, T, h, ffn, V;  // micro-batch, seq, tokens, hidden, ffn, vocab
+  int a, t, hd;                  // heads, tp, head dim
+  bool sp;
+};
+
+std::vector<int> tp_group(const ParallelOptions& o, int stage) {
+  std::vector<int> r;
+  for (int t = 0; t < o.tp; ++t) r.push_back(place_rank(o, t, stage, 0));
+  return r;
+}
+
+class StageBuilder {
+ public:
+  StageBuilder(Graph& g, const TransformerConfig& m, const ParallelOptions& o, int stage,
+               CollectiveTimes& coll)
+      : e_(g), m_(m), o_(o), coll_(coll), group_(tp_group(o, stage)) {
+    d_.b = o.micro_batch, d_.s = o.seq, d_.T = d_.b * d_.s, d_.h = m.d_model, d_.ffn = m.ffn;
+    d_.V = m.vocab, d_.a = m.heads, d_.t = o.tp, d_.hd = m.head_dim,
+    d_.sp = o.sequence_parallel && o.tp > 1;
+  }
+  Emitter& e() { return e_; }
+  const Dims& d() const { return d_; }
+  int collectives = 0;
+  double comm_s = 0;
+
+  // A TP collective over the stage's group: bytes is nccl-tests' size (all-reduce and the
+  // all-gather's output / reduce-scatter's input: the full T x h bf16 activation).
+  void tp(const std::string& name, models::CollOp op) {
+    if (d_.t < 2) return;
+    const double bytes = 2.0 * d_.T * d_.h;
+    OpNode n;
+    n.name = "tp." + name;
+    n.kind = NodeKind::kKernel;
+    n.category = C::kCommunication;
+    n.fixed_time_s = coll_.time(op, bytes, group_);
+    n.layer = e_.layer;
+    e_.add(std::move(n));
+    ++collectives;
+    comm_s += coll_.time(op, bytes, group_);
+  }
+  // Entering a TP region: identity forward (all-reduce backward), or all-gather with SP.
+  void enter_fwd(const std::string& n) {
+    if (d_.sp) tp(n + ".all_gather", models::CollOp::kAllGather);
+  }
+  void enter_bwd(const std::string& n) {
+    tp(n + (d_.sp ? ".reduce_scatter" : ".all_reduce"),
+       d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce);
+  }
+  // Leaving a TP region: all-reduce forward (identity backward), or reduce-scatter with SP.
+  void leave_fwd(const std::string& n) {
+    tp(n + (d_.sp ? ".reduce_scatter" : ".all_reduce"),
+       d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce);
+  }
+  void leave_bwd(const std::string& n) {
+    if (d_.sp) tp(n + ".all_gather", models::CollOp::kAllGather);
+  }
+  long long norm_rows() const { return d_.sp ? d_.T / d_.t : d_.T; }
+
+  void layernorm(const std::string& n) {
+    e_.kernel(n, C::kElementwise, "layernorm",
+              {{"rows", norm_rows()}, {"cols", d_.h}, {"dtype", "bf16"}});
+  }
+  void layernorm_bwd(const std::string& n) {
+    const double N = double(norm_rows()) * d_.h;
+    e_.pass(n + ".bwd", C::kElementwise, 6.0 * N, 2.0 * N + 8.0 * d_.h, 8.0 * N);
+  }
+  // Fused bias + dropout + residual add (Megatron's bias_dropout_add_fused): reads x, residual,
+  // writes the output and the 1-byte mask.
+  void bias_dropout_add(const std::string& n, bool bwd) {
+    const double N = double(norm_rows()) * d_.h;
+    e_.pass(n + (bwd ? ".bwd" : ""), C::kElementwise, bwd ? 3.0 * N : 4.0 * N,
+            bwd ? 4.0 * N : 3.0 * N, N);
+  }
+  // QK^T, scale-mask-softmax and dropout on b x a/t heads: the part selective recompute re-runs.
+  void core_scores() {
+    const long long bh = d_.b * d_.a / d_.t;
+    e_.gemm("attn.qk", d_.s, d_.s, d_.hd, bh);
+    e_.kernel("attn.softmax", C::kAttention, "softmax",
+              {{"rows", bh * d_.s}, {"cols", d_.s}, {"dtype", "bf16"}});
+    const double S = double(bh) * d_.s * d_.s;
+    e_.pass("attn.dropout", C::kAttention, 2.0 * S, 3.0 * S, S);
+  }
+  void layer_fwd() {
+    const long long h_t = d_.h / d_.t, f_t = d_.ffn / d_.t;
+    layernorm("ln1");
+    enter_fwd("attn");
+    e_.gemm("attn.qkv", d_.T, 3 * h_t, d_.h);
+    core_scores();
+    e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
+    e_.gemm("attn.proj", d_.T, d_.h, h_t);
+    leave_fwd("attn");
+    bias_dropout_add("attn.bda", false);
+    layernorm("ln2");
+    enter_fwd("mlp");
+    e_.gemm("mlp.fc1", d_.T, f_t, d_.h);
+    e_.elementwise("mlp.bias_gelu", "gelu", d_.T * f_t, "bf16");
+    e_.gemm("mlp.fc2", d_.T, d_.h, f_t);
+    leave_fwd("mlp");
+    bias_dropout_add("mlp.bda", false);
+  }
+  // A Linear's backward: dX (T x d_in from d_out) and dW (d_in x d_out over T).
+  void linear_bwd(const std::string& n, long long din, long long dout) {
+    e_.gemm(n + ".dX", d_.T, din, dout);
+    e_.gemm(n + ".dW", din, dout, d_.T);
+  }
+  void layer_bwd(Recompute rc) {
+    const long long h_t = d_.h / d_.t, f_t = d_.ffn / d_.t;
+    const long long bh = d_.b * d_.a / d_.t;
+    const double S = double(bh) * d_.s * d_.s;
+    if (rc == Recompute::kFull) {
+      const std::string p = e_.prefix;
+      e_.prefix = p + "recompute.";
+      layer_fwd();
+      e_.prefix = p;
+    }
+    bias_dropout_add("mlp.bda", true);
+    leave_bwd("mlp");
+    linear_bwd("mlp.fc2", f_t, d_.h);
+    e_.elementwise("mlp.bias_gelu.bwd", "mul", d_.T * f_t, "bf16");
+    linear_bwd("mlp.fc1", d_.h, f_t);
+    enter_bwd("mlp");
+    layernorm_bwd("ln2");
+    bias_dropout_add("attn.bda", true);
+    leave_bwd("attn");
+    linear_bwd("attn.proj", h_t, d_.h);
+    if (rc == Recompute::kSelective) {
+      const std::string p = e_.prefix;
+      e_.prefix = p + "recompute.";
+      core_scores();
+      e_.prefix = p;
+    }
+    // AV backward: dP = dO V^T (s x s over hd), dV = P^T dO (s x hd over s).
+    e_.gemm("attn.av.dP", d_.s, d_.s, d_.hd, bh);
+    e_.gemm("attn.av.dV", d_.s, d_.hd, d_.s, bh);
+    e_.pass("attn.dropout.bwd", C::kAttention, 3.0 * S, 2.0 * S, S);
+    e_.pass("attn.softmax.bwd", C::kAttention, 4.0 * S, 2.0 * S, 3.0 * S);
+    // QK^T backward: dQ = dS K, dK = dS^T Q (s x hd over s each).
+    e_.gemm("attn.qk.dQ", d_.s, d_.hd, d_.s, bh);
+    e_.gemm("attn.qk.dK", d_.s, d_.hd, d_.s, bh);
+    linear_bwd("attn.qkv", d_.h, 3 * h_t);
+    enter_bwd("attn");
+    layernorm_bwd("ln1");
+  }
+  // Vocab-parallel embedding lookup: each rank gathers its vocabulary shard, then the region's
+  // exit collective combines the shards.
+  void embedding_fwd() {
+    e_.pass("embedding", C::kElementwise, 2.0 * d_.T * d_.h, 2.0 * d_.T * d_.h);
+    leave_fwd("embedding");
+  }
+  void embedding_bwd() {
+    leave_bwd("embedding");
+    e_.pass("embedding.bwd", C::kElementwise, 2.0 * d_.T * d_.h, 4.0 * d_.T * d_.h);
+  }
+  void head_fwd() {
+    layernorm("final_ln");
+    enter_fwd("head");
+    e_.gemm("lm_head", d_.T, d_.V / d_.t, d_.h);
+    e_.kernel("loss", C::kElementwise, "cross_entropy",
+              {{"rows", d_.T}, {"vocab", d_.V / d_.t}, {"dtype", "bf16"}, {"pass", "fwd"}});
+  }
+  void head_bwd() {
+    e_.kernel("loss.bwd", C::kElementwise, "cross_entropy",
+              {{"rows", d_.T}, {"vocab", d_.V / d_.t}, {"dtype", "bf16"}, {"pass", "bwd"}});
+    linear_bwd("lm_head", d_.h, d_.V / d_.t);
+    enter_bwd("head");
+    layernorm_bwd("final_ln");
+  }
+
+ private:
+  Emitter e_;
+  const TransformerConfig& m_;
+  const ParallelOptions& o_;
+  CollectiveTimes& coll_;
+  std::vector<int> group_;
+  Dims d_{};
+};
+
+}  // namespace
+
+StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, int stage,
+                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode) {
+  StageGraphs sg;
+  const int per = m.layers / o.pp;
+  sg.first_layer = stage * per;
+  sg.layers = per;
+  const bool first = stage == 0, last = stage == o.pp - 1;
+  {
+    StageBuilder b(sg.forward, m, o, stage, coll);
+    b.e().host_path = HostPath::kAutogradForward;
+    if (first) b.embedding_fwd();
+    for (int l = 0; l < per; ++l) {
+      b.e().layer = sg.first_layer + l;
+      b.e().prefix = fmt::format("layer{}.", sg.first_layer + l);
+      b.layer_fwd();
+    }
+    b.e().layer = -1;
+    b.e().prefix.clear();
+    if (last) b.head_fwd();
+    sg.tp_fwd_s = b.comm_s;
+    sg.tp_collectives_fwd = b.collectives;
+  }
+  {
+    StageBuilder b(sg.backward, m, o, stage, coll);
+    b.e().host_path = HostPath::kAutogradBackward;
+    if (last) b.head_bwd();
+    for (int l = per - 1; l >= 0; --l) {
+      b.e().layer = sg.first_layer + l;
+      b.e().prefix = fmt::format("layer{}.", sg.first_layer + l);
+      b.layer_bwd(o.recompute);
+    }
+    b.e().layer = -1;
+    b.e().prefix.clear();
+    if (first) b.embedding_bwd();
+    sg.tp_bwd_s = b.comm_s;
+    sg.tp_collectives_bwd = b.collectives;
+  }
+  ExecOptions eo;
+  eo.mode = mode;
+  sg.fwd_exec = execute(sg.forward, gpu, eo);
+  sg.bwd_exec = execute(sg.backward, gpu, eo);
+  sg.fwd_by_class = critical_path(sg.forward, sg.fwd_exec).by_class_s;
+  sg.bwd_by_class = critical_path(sg.backward, sg.bwd_exec).by_class_s;
+  // Parameters on this rank: its layers' weights split over tp (norm weights and row-parallel
+  // biases replicated, counted whole: a rounding at these sizes), embeddings on the first stage,
+  // the LM head (tied: its own copy, as Megatron keeps it) on the last.
+  sg.params = double(m.layer_parameter_count()) * per / o.tp;
+  const double emb = double(m.vocab) * m.d_model / o.tp;
+  if (first) sg.params += emb + double(m.max_positions) * m.d_model;
+  if (last && !(first && m.tied_embeddings)) sg.params += emb;
+  return sg;
+}
+
+}  // namespace ridge::workloads
