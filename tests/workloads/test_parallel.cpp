@@ -295,3 +295,23 @@ TEST_CASE("bad parallel blocks are reported with file:line:col", "[config]") {
                   "    schedul: gpipe\n");
   CHECK(e.find("schedul") != std::string::npos);
 }
+
+// Doubling DP at a fixed per-GPU batch (global batch doubled) keeps every stage's compute and the
+// pipeline as they were; only the DP collectives change.
+TEST_CASE("doubling DP at fixed per-GPU batch changes only the DP collectives", "[property]") {
+  const hw::SystemSpec sys = hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(6144, 64, 16);
+  ParallelOptions o;
+  o.gpus = 32, o.tp = 8, o.pp = 2, o.dp = 2, o.global_batch = 16, o.seq = 1024;
+  const ParallelResult a = run_parallel(m, o, sys, TimingMode::kFast);
+  o.gpus = 64, o.dp = 4, o.global_batch = 32;
+  const ParallelResult b = run_parallel(m, o, sys, TimingMode::kFast);
+  for (int st = 0; st < 2; ++st) {
+    CHECK(a.stages[st].fwd_exec.step_time_s == b.stages[st].fwd_exec.step_time_s);
+    CHECK(a.stages[st].bwd_exec.step_time_s == b.stages[st].bwd_exec.step_time_s);
+  }
+  CHECK(a.pipeline_s == b.pipeline_s);
+  // More ranks never shorten the reduction (with SHARP, CollNet, it may cost the same).
+  CHECK(b.dp_time_s >= a.dp_time_s * (1 - 1e-12));
+  CHECK(b.step_s - b.pipeline_s == Approx(b.dp_exposed_s + b.optimizer_s).epsilon(1e-9));
+}
