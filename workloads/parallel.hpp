@@ -7,13 +7,18 @@
 //   all-reduce after each row-parallel GEMM in forward and one in backward for each
 //   column-parallel input (f/g operators: 2 forward + 2 backward per layer); with sequence
 //   parallelism (Korthikanti et al. 2022, sec. 4.2.2) an all-gather before and a reduce-scatter
-//   after each TP region, and the norms and dropouts on s/tp tokens. Communication runs on the
-//   compute stream (Megatron-LM 2022 calls it synchronously), timed by models/collective.hpp on the
-//   TP group's GPUs of the system, memoized by (op, bytes, group shape).
+//   after each TP region, and the norms and dropouts on s/tp tokens. Forward collectives run on
+//   the compute stream (synchronous in Megatron-LM). Backward follows Megatron-LM's
+//   LinearWithGradAccumulationAndAsyncCommunication: with SP the column-parallel GEMM's input is
+//   all-gathered again, asynchronously beside dX; dX's reduce-scatter (all-reduce without SP) runs
+//   beside dW. Overlapped collectives run on a communication stream (a copy engine to the
+//   executor) and the GEMM beside one runs on the GPU less the SMs NCCL's kernel holds
+//   (`sm_blocks`, part 1) while they overlap. Collective times come from models/collective.hpp on
+//   the TP group's GPUs of the system, memoized by (op, bytes, group shape).
 // - Attention as Megatron-LM 2022 computed it (Table 5's software): QK^T and AV batched GEMMs,
-//   fused scale-mask-softmax, dropout on the s x s scores; selective recompute re-runs QK^T,
-//   softmax and dropout before their backward; full recompute re-runs each layer's forward
-//   (with its TP communication) before its backward.
+//   fused scale-mask-softmax, dropout on the s x s scores; selective recompute re-runs the
+//   core attention (QK^T, softmax, dropout, AV) before its backward; full recompute re-runs each
+//   layer's forward (with its TP communication) before its backward.
 // - PP: GPipe and 1F1B (Narayanan et al. 2021, sec. 2.2) simulated as list schedules over the
 //   stages, every micro-batch's forward and backward an activity whose inputs arrive by a
 //   point-to-point transfer (models/collective.hpp send/recv between the adjacent stages' GPUs),
@@ -24,18 +29,19 @@
 //   communication stream; only what runs past the backward is exposed. ZeRO-1 (Megatron's
 //   distributed optimizer): reduce-scatter gradients, the optimizer on 1/dp of the parameters,
 //   then an all-gather of the updated bf16 parameters (not overlapped).
-// - Optimizer: fused Adam over the rank's (sharded) fp32 master weights, memory-bound (30 B per
-//   parameter: grad, master, m, v read; master, m, v, bf16 weight written).
+// - Optimizer: Megatron-LM's step over the rank's (sharded) fp32 main gradients and master
+//   weights, memory-bound passes: unscale with inf check (8 B per parameter), gradient norm
+//   (4 B), fused Adam (30 B: grad, master, m, v read; master, m, v, 16-bit weight written).
 // - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1 sharded), activations by
 //   Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
-// Ignores: interleaved schedules, CP, EP, ZeRO-2/3 and FSDP; overlap of TP communication with
-// compute; Megatron's scatter-gather optimisation of p2p; the stage's p2p occupying its SMs or
-// stream (transfers only delay the consumer); contention between the DP groups of different TP
-// ranks and stages (each group's collective runs alone on its fabric: rail-optimised systems give
-// each GPU its own NIC, so they share only spine links); the tied-embedding gradient all-reduce
-// between first and last stage; data loading; the vocab-parallel cross-entropy's small
-// all-reduces.
-// Validated: Korthikanti et al. 2022 Table 5 (tests/workloads/test_parallel.cpp, docs/parallel.md).
+// Ignores: interleaved schedules, CP, EP, ZeRO-2/3 and FSDP; HBM bandwidth an overlapped
+// collective takes from the GEMM beside it; Megatron's scatter-gather optimisation of p2p; the
+// stage's p2p occupying its SMs or stream (transfers only delay the consumer); contention between
+// the DP groups of different TP ranks and stages (each group's collective runs alone on its fabric:
+// rail-optimised systems give each GPU its own NIC, so they share only spine links); the
+// tied-embedding gradient all-reduce between first and last stage; data loading; the vocab-parallel
+// cross-entropy's small all-reduces. Validated: Korthikanti et al. 2022 Table 5
+// (tests/workloads/test_parallel.cpp, docs/parallel.md).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -80,10 +86,13 @@ class CollectiveTimes {
   explicit CollectiveTimes(const hw::SystemSpec& system);
   /// Seconds for `op` of `bytes` (nccl-tests' size) over the fabric GPUs `ranks`.
   double time(models::CollOp op, double bytes, const std::vector<int>& ranks);
+  /// SMs (CUDA blocks) the collective's kernel occupies per GPU while it runs.
+  int sm_blocks(models::CollOp op, double bytes, const std::vector<int>& ranks);
   const hw::SystemSpec& system() const { return system_; }
   long long simulated() const { return simulated_; }
 
  private:
+  std::pair<double, int> lookup(models::CollOp op, double bytes, const std::vector<int>& ranks);
   hw::SystemSpec system_;
   struct Impl;
   std::shared_ptr<Impl> impl_;

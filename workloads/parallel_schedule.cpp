@@ -103,14 +103,21 @@ void add_classes(std::map<std::string, double>& out, const std::map<std::string,
   }
 }
 
-// Fused Adam over n parameters: reads grad, master, m, v (fp32), writes master, m, v (fp32) and
-// the bf16 weight: 16 + 14 = 30 B per parameter, ~10 FLOPs each.
+// Megatron-LM's optimizer step over n parameters (its fp32 main gradients and master weights),
+// each a memory-bound multi-tensor pass: unscale and check for inf/nan (the fp16 loss scaler:
+// read and write 4 B), the gradient norm for clipping (read 4 B; the scaling itself runs only when
+// the norm is over the limit, not counted), fused Adam (read grad, master, m, v: 16 B; write
+// master, m, v and the 16-bit weight: 14 B; ~10 FLOPs).
 double optimizer_time(const hw::GpuSpec& gpu, double n, TimingMode mode) {
   if (n <= 0) return 0;
   Graph g;
   Emitter e(g);
-  const int id = e.pass("adam", Category::kOptimizer, 16.0 * n, 14.0 * n, 10.0 * n);
-  return op_time(gpu, g.op(id).op, mode);
+  double t = 0;
+  t += op_time(gpu, g.op(e.pass("unscale", Category::kOptimizer, 4.0 * n, 4.0 * n, n)).op, mode);
+  t += op_time(gpu, g.op(e.pass("grad_norm", Category::kOptimizer, 4.0 * n, 0, 2.0 * n)).op, mode);
+  t += op_time(gpu, g.op(e.pass("adam", Category::kOptimizer, 16.0 * n, 14.0 * n, 10.0 * n)).op,
+               mode);
+  return t;
 }
 
 // Useful FLOPs of one token's forward (Narayanan et al. 2021 eq. 3 counts the same terms): the
@@ -243,8 +250,8 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   r.model_flops = 3 * fwd;
   double extra = 0;
   if (o.recompute == Recompute::kFull) extra = fwd;
-  if (o.recompute == Recompute::kSelective)  // QK^T re-run: 2 s x q width per token and layer
-    extra = tokens * m.layers * 2.0 * o.seq * m.heads * m.head_dim;
+  if (o.recompute == Recompute::kSelective)  // QK^T and AV re-run: 4 s x q width per token, layer
+    extra = tokens * m.layers * 4.0 * o.seq * m.heads * m.head_dim;
   r.hardware_flops = r.model_flops + extra;
   const int gpus = o.tp * o.pp * o.dp;
   const double peak = gpu.matmul_peak(hw::Precision::kBf16) * gpus;

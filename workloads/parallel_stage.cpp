@@ -2,19 +2,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
 #include "hw/nccl_tuning.hpp"
 #include "models/collective.hpp"
+#include "workloads/analysis.hpp"
 #include "workloads/builder_util.hpp"
+#include "workloads/op_timer.hpp"
 #include "workloads/parallel.hpp"
 
 namespace ridge::workloads {
 
 struct CollectiveTimes::Impl {
   hw::NcclTuning tuning;
-  std::unordered_map<std::string, double> memo;
+  struct Entry {
+    double time_s;
+    int sm_blocks;
+  };
+  std::unordered_map<std::string, Entry> memo;
 };
 
 CollectiveTimes::CollectiveTimes(const hw::SystemSpec& system)
@@ -24,6 +31,16 @@ CollectiveTimes::CollectiveTimes(const hw::SystemSpec& system)
 
 double CollectiveTimes::time(models::CollOp op, double bytes, const std::vector<int>& ranks) {
   if (ranks.size() < 2 || bytes <= 0) return 0;
+  return lookup(op, bytes, ranks).first;
+}
+
+int CollectiveTimes::sm_blocks(models::CollOp op, double bytes, const std::vector<int>& ranks) {
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  return lookup(op, bytes, ranks).second;
+}
+
+std::pair<double, int> CollectiveTimes::lookup(models::CollOp op, double bytes,
+                                               const std::vector<int>& ranks) {
   // Group shape: the ranks relative to the first rank's node, so a TP group on node 5 and one on
   // node 0 share a memo entry (every node of a system is alike; rail-optimised leaves are too).
   const int per_node = system_.node.gpus;
@@ -32,7 +49,7 @@ double CollectiveTimes::time(models::CollOp op, double bytes, const std::vector<
   key << static_cast<int>(op) << ':' << bytes;
   for (int r : ranks) key << ',' << r - base;
   auto it = impl_->memo.find(key.str());
-  if (it != impl_->memo.end()) return it->second;
+  if (it != impl_->memo.end()) return {it->second.time_s, it->second.sm_blocks};
   models::CollectiveRequest req;
   req.op = op;
   req.bytes = bytes;
@@ -56,13 +73,14 @@ double CollectiveTimes::time(models::CollOp op, double bytes, const std::vector<
   sim::FlowNetwork net(sim);
   const models::Fabric fabric(system_, fabric_gpus, net);
   const models::NcclTuner tuner(tuned, impl_->tuning, req.gpus);
-  double t = 0;
-  models::start_collective(sim, net, fabric, tuner, req,
-                           [&t](const models::CollectiveResult& r) { t = r.time_s; });
+  Impl::Entry e{0, 0};
+  models::start_collective(sim, net, fabric, tuner, req, [&e](const models::CollectiveResult& r) {
+    e = {r.time_s, r.sm_blocks};
+  });
   sim.run();
   ++simulated_;
-  impl_->memo.emplace(key.str(), t);
-  return t;
+  impl_->memo.emplace(key.str(), e);
+  return {e.time_s, e.sm_blocks};
 }
 
 int place_rank(const ParallelOptions& o, int t, int stage, int d) {
@@ -88,8 +106,8 @@ std::vector<int> tp_group(const ParallelOptions& o, int stage) {
 class StageBuilder {
  public:
   StageBuilder(Graph& g, const TransformerConfig& m, const ParallelOptions& o, int stage,
-               CollectiveTimes& coll)
-      : e_(g), m_(m), o_(o), coll_(coll), group_(tp_group(o, stage)) {
+               CollectiveTimes& coll, const hw::GpuSpec& gpu, TimingMode mode)
+      : e_(g), m_(m), o_(o), coll_(coll), group_(tp_group(o, stage)), gpu_(gpu), mode_(mode) {
     d_.b = o.micro_batch, d_.s = o.seq, d_.T = d_.b * d_.s, d_.h = m.d_model, d_.ffn = m.ffn;
     d_.V = m.vocab, d_.a = m.heads, d_.t = o.tp, d_.hd = m.head_dim,
     d_.sp = o.sequence_parallel && o.tp > 1;
@@ -101,26 +119,73 @@ class StageBuilder {
 
   // A TP collective over the stage's group: bytes is nccl-tests' size (all-reduce and the
   // all-gather's output / reduce-scatter's input: the full T x h bf16 activation).
-  void tp(const std::string& name, models::CollOp op) {
-    if (d_.t < 2) return;
+  void tp(const std::string& name, models::CollOp op) { tp_op(name, op, false, {}); }
+  // A TP collective; `async`: on the communication stream (Megatron's backward issues it
+  // asynchronously and waits for it later), depending on `deps`. Returns its id (-1: none).
+  int tp_op(const std::string& name, models::CollOp op, bool async, const std::vector<int>& deps) {
+    if (d_.t < 2) return -1;
     const double bytes = 2.0 * d_.T * d_.h;
+    const double t = coll_.time(op, bytes, group_);
     OpNode n;
     n.name = "tp." + name;
-    n.kind = NodeKind::kKernel;
+    // Asynchronous NCCL calls run beside the GEMMs: modelled on a copy engine, which the
+    // executor overlaps with compute (the few SMs NCCL's kernel takes are not taken from the
+    // GEMM: see workloads/parallel.hpp).
+    n.kind = async ? NodeKind::kCopy : NodeKind::kKernel;
     n.category = C::kCommunication;
-    n.fixed_time_s = coll_.time(op, bytes, group_);
+    n.fixed_time_s = t;
     n.layer = e_.layer;
-    e_.add(std::move(n));
+    const int saved = e_.stream;
+    if (async) e_.stream = 1;
+    const int id = e_.add(std::move(n), deps);
+    e_.stream = saved;
     ++collectives;
-    comm_s += coll_.time(op, bytes, group_);
+    comm_s += t;
+    return id;
+  }
+  // The compute stream waits for `id` (cudaStreamWaitEvent / handle.wait()).
+  void wait(int id) {
+    if (id < 0) return;
+    OpNode w;
+    w.name = "tp.wait";
+    w.kind = NodeKind::kWait;
+    w.category = C::kCommunication;
+    w.host_dispatches = 0;
+    w.kernels = 0;
+    e_.add(std::move(w), {id});
+  }
+  // A column-parallel Linear's backward as Megatron-LM's LinearWithGradAccumulationAndAsync-
+  // Communication runs it: with SP, all-gather the saved (sharded) input asynchronously while dX
+  // is computed; then reduce-scatter (SP) or all-reduce dX asynchronously while dW is computed
+  // (dW needs the gathered input); the next op waits for dX's collective.
+  void column_bwd(const std::string& n, const std::string& region, long long din, long long dout) {
+    const int prev = static_cast<int>(e_.graph().size()) - 1;
+    int ag = -1;
+    if (d_.sp)
+      ag = tp_op(region + ".all_gather_input", models::CollOp::kAllGather, true,
+                 prev >= 0 ? std::vector<int>{prev} : std::vector<int>{});
+    const double bytes = 2.0 * d_.T * d_.h;
+    const int dx = e_.gemm(n + ".dX", d_.T, din, dout);
+    if (ag >= 0) {
+      OpNode& g = e_.graph().op(dx);
+      const auto op = models::CollOp::kAllGather;
+      g.fixed_time_s =
+          overlapped(g.op, coll_.time(op, bytes, group_), coll_.sm_blocks(op, bytes, group_));
+    }
+    const auto rop = d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
+    const int red = tp_op(region + (d_.sp ? ".reduce_scatter" : ".all_reduce"), rop, true, {dx});
+    wait(ag);
+    const int dw = e_.gemm(n + ".dW", din, dout, d_.T);
+    if (red >= 0) {
+      OpNode& g = e_.graph().op(dw);
+      g.fixed_time_s =
+          overlapped(g.op, coll_.time(rop, bytes, group_), coll_.sm_blocks(rop, bytes, group_));
+    }
+    wait(red);
   }
   // Entering a TP region: identity forward (all-reduce backward), or all-gather with SP.
   void enter_fwd(const std::string& n) {
     if (d_.sp) tp(n + ".all_gather", models::CollOp::kAllGather);
-  }
-  void enter_bwd(const std::string& n) {
-    tp(n + (d_.sp ? ".reduce_scatter" : ".all_reduce"),
-       d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce);
   }
   // Leaving a TP region: all-reduce forward (identity backward), or reduce-scatter with SP.
   void leave_fwd(const std::string& n) {
@@ -147,7 +212,7 @@ class StageBuilder {
     e_.pass(n + (bwd ? ".bwd" : ""), C::kElementwise, bwd ? 3.0 * N : 4.0 * N,
             bwd ? 4.0 * N : 3.0 * N, N);
   }
-  // QK^T, scale-mask-softmax and dropout on b x a/t heads: the part selective recompute re-runs.
+  // QK^T, scale-mask-softmax and dropout on b x a/t heads.
   void core_scores() {
     const long long bh = d_.b * d_.a / d_.t;
     e_.gemm("attn.qk", d_.s, d_.s, d_.hd, bh);
@@ -193,16 +258,18 @@ class StageBuilder {
     leave_bwd("mlp");
     linear_bwd("mlp.fc2", f_t, d_.h);
     e_.elementwise("mlp.bias_gelu.bwd", "mul", d_.T * f_t, "bf16");
-    linear_bwd("mlp.fc1", d_.h, f_t);
-    enter_bwd("mlp");
+    column_bwd("mlp.fc1", "mlp", d_.h, f_t);
     layernorm_bwd("ln2");
     bias_dropout_add("attn.bda", true);
     leave_bwd("attn");
     linear_bwd("attn.proj", h_t, d_.h);
     if (rc == Recompute::kSelective) {
+      // Megatron-LM checkpoints CoreAttention whole (_checkpointed_attention_forward): QK^T,
+      // softmax, dropout and the product with V are re-run before its backward.
       const std::string p = e_.prefix;
       e_.prefix = p + "recompute.";
       core_scores();
+      e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
       e_.prefix = p;
     }
     // AV backward: dP = dO V^T (s x s over hd), dV = P^T dO (s x hd over s).
@@ -213,8 +280,7 @@ class StageBuilder {
     // QK^T backward: dQ = dS K, dK = dS^T Q (s x hd over s each).
     e_.gemm("attn.qk.dQ", d_.s, d_.hd, d_.s, bh);
     e_.gemm("attn.qk.dK", d_.s, d_.hd, d_.s, bh);
-    linear_bwd("attn.qkv", d_.h, 3 * h_t);
-    enter_bwd("attn");
+    column_bwd("attn.qkv", "attn", d_.h, 3 * h_t);
     layernorm_bwd("ln1");
   }
   // Vocab-parallel embedding lookup: each rank gathers its vocabulary shard, then the region's
@@ -237,8 +303,7 @@ class StageBuilder {
   void head_bwd() {
     e_.kernel("loss.bwd", C::kElementwise, "cross_entropy",
               {{"rows", d_.T}, {"vocab", d_.V / d_.t}, {"dtype", "bf16"}, {"pass", "bwd"}});
-    linear_bwd("lm_head", d_.h, d_.V / d_.t);
-    enter_bwd("head");
+    column_bwd("lm_head", "head", d_.h, d_.V / d_.t);
     layernorm_bwd("final_ln");
   }
 
@@ -248,7 +313,29 @@ class StageBuilder {
   const ParallelOptions& o_;
   CollectiveTimes& coll_;
   std::vector<int> group_;
+  const hw::GpuSpec& gpu_;
+  TimingMode mode_;
+  std::map<int, hw::GpuSpec> reduced_;  // the GPU less n SMs, by n
   Dims d_{};
+
+  // A GEMM beside a collective of `comm_s` whose kernel holds `blocks` SMs: the kernel model's
+  // time on the GPU less those SMs while they overlap, on the whole GPU after (the work left
+  // when the collective ends runs at the full rate).
+  double overlapped(const models::OpSpec& op, double comm_s, int blocks) {
+    const double full = op_time(gpu_, op, mode_);
+    if (comm_s <= 0 || blocks <= 0 || blocks >= gpu_.sm.count) return full;
+    auto it = reduced_.find(blocks);
+    if (it == reduced_.end()) {
+      WhatIf w;
+      w.target = "sm_count";
+      w.gpu_figure = true;
+      w.factor = double(gpu_.sm.count - blocks) / gpu_.sm.count;
+      it = reduced_.emplace(blocks, scaled_gpu(gpu_, w)).first;
+    }
+    const double slow = op_time(it->second, op, mode_);
+    if (comm_s >= slow) return slow;
+    return comm_s + (1 - comm_s / slow) * full;
+  }
 };
 
 }  // namespace
@@ -261,7 +348,7 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
   sg.layers = per;
   const bool first = stage == 0, last = stage == o.pp - 1;
   {
-    StageBuilder b(sg.forward, m, o, stage, coll);
+    StageBuilder b(sg.forward, m, o, stage, coll, gpu, mode);
     b.e().host_path = HostPath::kAutogradForward;
     if (first) b.embedding_fwd();
     for (int l = 0; l < per; ++l) {
@@ -276,7 +363,7 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     sg.tp_collectives_fwd = b.collectives;
   }
   {
-    StageBuilder b(sg.backward, m, o, stage, coll);
+    StageBuilder b(sg.backward, m, o, stage, coll, gpu, mode);
     b.e().host_path = HostPath::kAutogradBackward;
     if (last) b.head_bwd();
     for (int l = per - 1; l >= 0; --l) {

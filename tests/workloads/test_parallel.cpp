@@ -88,34 +88,20 @@ const Table5Errors& table5() {
 
 }  // namespace
 
-// The target, per row: every row within 10%. NOT MET (measured, fast mode): 22B full
-// -4.6%, 22B seq-par + selective -10.8%, 175B +1.7% / -3.1%, 530B +1.8% / -3.0%, 1T -1.1% / -3.4%.
-// The 22B seq-par + selective row is short because Megatron-LM's sequence-parallel backward
-// all-gathers each column-parallel GEMM's input again for its weight gradient and overlaps it
-// (and the input gradient's reduce-scatter) with GEMMs only partly; Ridge models neither the
-// re-gather nor the partial overlap, and at 22B on one node (4 x 2048 tokens, h 6144) that
-// communication is the largest share of the step. Marked to fail: Catch reports it passed only
-// while some row is outside 10%; when every row is within, the tag must come off.
-TEST_CASE("Korthikanti Table 5: every row within 10%", "[validation][!shouldfail]") {
-  const auto& t = table5();
-  for (std::size_t i = 0; i < t.errors.size(); ++i) {
-    const Row& r = kTable5[i / 2];
-    INFO(r.name << (i % 2 ? " seq-par + selective" : " full recompute") << ": error "
-                << 100 * t.errors[i] << "%");
-    CHECK(std::fabs(t.errors[i]) <= 0.10);
-  }
-}
-
-// The average target (met: 3.7%), and a regression guard on every row: within 12% (the worst row
-// today is 10.8%, see above), so a change that moves any row further fails here.
-TEST_CASE("Korthikanti Table 5: average within 5%, every row within 12%", "[validation]") {
+// The target: every row within 10%, the average |error| at most 5%. Measured (fast mode,
+// full recompute / SP + selective): 22B -6.3% / -9.4%, 175B -0.8% / -3.8%, 530B -0.1% / -3.5%,
+// 1T -2.6% / -3.8%; average 3.8%. Every row is short of the measurement, 22B most: there (one
+// node, 4 x 2048 tokens, h 6144) TP communication is the largest share of the step, and Ridge
+// overlaps Megatron-LM's asynchronous backward collectives with the GEMMs at the cost of the SMs
+// NCCL holds only, not of the HBM bandwidth both pull.
+TEST_CASE("Korthikanti Table 5: every row within 10%, average at most 5%", "[validation]") {
   const auto& t = table5();
   double sum = 0;
   for (std::size_t i = 0; i < t.errors.size(); ++i) {
     const Row& r = kTable5[i / 2];
     INFO(r.name << (i % 2 ? " seq-par + selective" : " full recompute") << ": error "
                 << 100 * t.errors[i] << "%");
-    CHECK(std::fabs(t.errors[i]) <= 0.12);
+    CHECK(std::fabs(t.errors[i]) <= 0.10);
     sum += std::fabs(t.errors[i]);
   }
   INFO("average |error| " << 100 * sum / t.errors.size() << "%");
@@ -189,8 +175,10 @@ TEST_CASE("the 1F1B and GPipe bubbles are (p-1)/m of the ideal", "[analytic]") {
 // projection and one after FC2 in forward, one for each region's input gradient in backward: 2 +
 // 2 per layer; with sequence parallelism each all-reduce becomes its two halves, a reduce-scatter
 // leaving the region and an all-gather entering the next (Korthikanti et al. 2022 fig. 5: g and
-// g-bar), 4 per layer each way. A middle stage (no embedding, no head) of 6 layers: 12 forward and
-// 12 backward all-reduces, or 24 and 24 half-collectives.
+// g-bar), 4 per layer each way, and in backward Megatron-LM all-gathers each column-parallel
+// GEMM's sharded input again for its weight gradient (2 more per layer). A middle stage (no
+// embedding, no head) of 6 layers: 12 forward and 12 backward all-reduces, or 24 forward and 36
+// backward collectives with SP.
 TEST_CASE("TP collectives per layer: 2 forward, 2 backward", "[analytic]") {
   const hw::SystemSpec sys = hw::find_system("dgx-a100-superpod-32");
   const TransformerConfig m = megatron_gpt(6144, 64, 24);
@@ -201,7 +189,7 @@ TEST_CASE("TP collectives per layer: 2 forward, 2 backward", "[analytic]") {
     o.sequence_parallel = sp;
     const StageGraphs g = build_stage(m, o, 1, sys.node.gpu, coll, TimingMode::kFast);
     CHECK(g.tp_collectives_fwd == (sp ? 24 : 12));
-    CHECK(g.tp_collectives_bwd == (sp ? 24 : 12));
+    CHECK(g.tp_collectives_bwd == (sp ? 36 : 12));
     int ar = 0, ag = 0, rs = 0;
     for (std::size_t i = 0; i < g.forward.size(); ++i) {
       const auto& n = g.forward.op(static_cast<int>(i)).name;
