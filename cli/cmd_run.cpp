@@ -67,8 +67,12 @@ int run_parallel_study(const std::string& path, const workloads::Study& study,
   if (!model.is_transformer())
     throw std::invalid_argument("parallel training needs a transformer model file");
   const hw::SystemSpec sys = hw::find_system(study.parallel->system);
-  const workloads::ParallelResult r =
+  workloads::ParallelResult r =
       workloads::run_parallel(model.transformer(), *study.parallel, sys, study.mode);
+  for (const auto& w : study.what_ifs)
+    r.what_ifs.push_back(workloads::run_parallel_what_if(model.transformer(), *study.parallel, sys,
+                                                         study.mode, r,
+                                                         workloads::parse_parallel_what_if(w)));
   std::vector<std::pair<std::string, std::string>> files = study.files;
   for (const auto& f : model.files) files.push_back(f);
   for (const auto& f : sys.files) files.push_back(f);
@@ -84,7 +88,10 @@ int run_parallel_study(const std::string& path, const workloads::Study& study,
 int run_study_file(const std::string& path, const RunOutputs& out) {
   workloads::Study study = workloads::load_study(path);
   for (const auto& w : out.what_ifs) {
-    workloads::parse_what_if(w);  // rejects a bad one before any work
+    if (study.parallel)
+      workloads::parse_parallel_what_if(w);
+    else
+      workloads::parse_what_if(w);  // rejects a bad one before any work
     study.what_ifs.push_back(w);
   }
   if (out.mode == "detailed")

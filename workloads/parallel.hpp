@@ -77,6 +77,8 @@ struct ParallelOptions {
   int zero = 0;           ///< 0 or 1 (Megatron's distributed optimizer)
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
+  /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
+  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1;
   long long micro_batches() const { return global_batch / (micro_batch * dp); }
 };
 
@@ -146,6 +148,24 @@ double parallel_layer_activation_bytes(const TransformerConfig& m, long long mic
 StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
                          double stage_params);
 
+/// A what-if on a parallel step: a system figure (nvlink_bandwidth, nic_bandwidth), a GPU figure
+/// (tensor, hbm_bandwidth, clock, sm_count: the figure x factor), a kind of communication
+/// (tp_comm, pp_comm, dp_comm: its time x factor, 0 removes it) or the bubble (bubble*0).
+struct ParallelWhatIf {
+  std::string text, target;
+  double factor = 1;
+};
+/// Parses "target*factor". Throws std::invalid_argument naming the valid targets.
+ParallelWhatIf parse_parallel_what_if(const std::string& text);
+
+struct ParallelWhatIfResult {
+  ParallelWhatIf what_if;
+  double baseline_s = 0, step_s = 0;
+  bool simulated = true;  ///< false: closed form only (bubble)
+  double fraction = 0;    ///< the step's share the target touches (critical path)
+  double amdahl_s = 0;    ///< step by Amdahl: (1 - f) + f x time factor
+};
+
 struct ParallelResult {
   ParallelOptions options;
   hw::SystemSpec system;
@@ -162,10 +182,16 @@ struct ParallelResult {
   std::map<std::string, double> critical_s;  ///< the step by category; sums to step_s
   std::vector<StageMemory> memory;
   long long collectives_simulated = 0;
+  std::vector<ParallelWhatIfResult> what_ifs;
 };
 
 ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o,
                             const hw::SystemSpec& sys, TimingMode mode);
+
+/// Re-simulates the step under a what-if, beside Amdahl's closed form.
+ParallelWhatIfResult run_parallel_what_if(const TransformerConfig& m, const ParallelOptions& o,
+                                          const hw::SystemSpec& sys, TimingMode mode,
+                                          const ParallelResult& base, const ParallelWhatIf& w);
 
 std::string parallel_report_text(const ParallelResult& r, const std::string& model_name);
 nlohmann::json parallel_report_json(const ParallelResult& r);

@@ -56,6 +56,13 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
   s += "\ncritical path by category (sums to the step):\n";
   for (const auto& [k, v] : r.critical_s)
     s += fmt::format("  {:<14} {:>10}  {:5.1f}%\n", k, ftime(v), 100 * v / r.step_s);
+  if (!r.what_ifs.empty()) {
+    s += "\nwhat-ifs (re-simulated beside Amdahl's closed form):\n";
+    for (const auto& w : r.what_ifs)
+      s += fmt::format("  {:<22} step {:>10}  x{:.3f}{}   Amdahl (f {:4.1f}%) {:>10}\n",
+                       w.what_if.text, ftime(w.step_s), w.baseline_s / w.step_s,
+                       w.simulated ? "" : " (closed form)", 100 * w.fraction, ftime(w.amdahl_s));
+  }
   s += "\nmemory per GPU (GiB):\n  stage  weights   grads  optimizer  activations (in flight)    "
        "total\n";
   const double hbm = r.system.node.gpu.memory.hbm_size;
@@ -136,6 +143,15 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                     {"total", m.total()}}}});
   }
   j["stages"] = st;
+  nlohmann::json wi = nlohmann::json::array();
+  for (const auto& w : r.what_ifs)
+    wi.push_back({{"what_if", w.what_if.text},
+                  {"step_s", w.step_s},
+                  {"speedup", w.baseline_s / w.step_s},
+                  {"simulated", w.simulated},
+                  {"fraction", w.fraction},
+                  {"amdahl_step_s", w.amdahl_s}});
+  j["what_ifs"] = wi;
   return j;
 }
 

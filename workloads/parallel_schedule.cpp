@@ -160,8 +160,8 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   if (p > 1) {
     const double bytes =
         2.0 * o.micro_batch * o.seq * m.d_model / (o.sequence_parallel && o.tp > 1 ? o.tp : 1);
-    r.p2p_s = coll.time(models::CollOp::kSendRecv, bytes,
-                        {place_rank(o, 0, 0, 0), place_rank(o, 0, 1, 0)});
+    r.p2p_s = o.pp_comm_scale * coll.time(models::CollOp::kSendRecv, bytes,
+                                          {place_rank(o, 0, 0, 0), place_rank(o, 0, 1, 0)});
   }
   r.pipeline = simulate_pipeline(o.schedule, micro, f, b, r.p2p_s);
   std::vector<int> last_op(p, -1), last_bwd(p, -1);
@@ -192,13 +192,14 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
       for (int k = 0; k < n; ++k) {
         const double bytes = std::min(bucket, total - k * bucket);
         const double ready = lb.start_s + (k + 1.0) / n * (lb.end_s - lb.start_s);
-        const double dt = coll.time(op, bytes, group);
+        const double dt = o.dp_comm_scale * coll.time(op, bytes, group);
         end = std::max(end, ready) + dt;
         busy += dt;
       }
       comm_end = end;
       if (st == 0) r.dp_buckets = n, r.dp_time_s = busy;
-      if (o.zero >= 1) gather[st] = coll.time(models::CollOp::kAllGather, 2.0 * params, group);
+      if (o.zero >= 1)
+        gather[st] = o.dp_comm_scale * coll.time(models::CollOp::kAllGather, 2.0 * params, group);
     }
     dp_tail[st] = std::max(0.0, comm_end - std::max(t, r.pipeline[last_op[st]].end_s));
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);

@@ -125,7 +125,8 @@ class StageBuilder {
   int tp_op(const std::string& name, models::CollOp op, bool async, const std::vector<int>& deps) {
     if (d_.t < 2) return -1;
     const double bytes = 2.0 * d_.T * d_.h;
-    const double t = coll_.time(op, bytes, group_);
+    const double t = coll_.time(op, bytes, group_) * o_.tp_comm_scale;
+    if (t <= 0) return -1;  // removed by a what-if (tp_comm*0)
     OpNode n;
     n.name = "tp." + name;
     // Asynchronous NCCL calls run beside the GEMMs: modelled on a copy engine, which the
@@ -169,8 +170,8 @@ class StageBuilder {
     if (ag >= 0) {
       OpNode& g = e_.graph().op(dx);
       const auto op = models::CollOp::kAllGather;
-      g.fixed_time_s =
-          overlapped(g.op, coll_.time(op, bytes, group_), coll_.sm_blocks(op, bytes, group_));
+      g.fixed_time_s = overlapped(g.op, coll_.time(op, bytes, group_) * o_.tp_comm_scale,
+                                  coll_.sm_blocks(op, bytes, group_));
     }
     const auto rop = d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
     const int red = tp_op(region + (d_.sp ? ".reduce_scatter" : ".all_reduce"), rop, true, {dx});
@@ -178,8 +179,8 @@ class StageBuilder {
     const int dw = e_.gemm(n + ".dW", din, dout, d_.T);
     if (red >= 0) {
       OpNode& g = e_.graph().op(dw);
-      g.fixed_time_s =
-          overlapped(g.op, coll_.time(rop, bytes, group_), coll_.sm_blocks(rop, bytes, group_));
+      g.fixed_time_s = overlapped(g.op, coll_.time(rop, bytes, group_) * o_.tp_comm_scale,
+                                  coll_.sm_blocks(rop, bytes, group_));
     }
     wait(red);
   }

@@ -101,7 +101,10 @@ Study load_study(const std::string& path) {
     s.what_ifs = m->text_list("what_if");
     for (const auto& w : s.what_ifs) {
       try {
-        parse_what_if(w);
+        if (m->has("parallel"))
+          parse_parallel_what_if(w);
+        else
+          parse_what_if(w);
       } catch (const std::invalid_argument& e) {
         sink.add(*m->child("what_if", false), m->key_path("what_if"), e.what());
       }

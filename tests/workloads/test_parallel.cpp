@@ -303,3 +303,24 @@ TEST_CASE("doubling DP at fixed per-GPU batch changes only the DP collectives", 
   CHECK(b.dp_time_s >= a.dp_time_s * (1 - 1e-12));
   CHECK(b.step_s - b.pipeline_s == Approx(b.dp_exposed_s + b.optimizer_s).epsilon(1e-9));
 }
+
+// What-ifs: removing TP communication or doubling NVLink never slows the step; Amdahl's closed
+// form with f = TP's share of the critical path and time factor 0 is the step less that share.
+TEST_CASE("parallel what-ifs re-simulate beside Amdahl", "[unit]") {
+  const hw::SystemSpec sys = hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(6144, 64, 16);
+  ParallelOptions o;
+  o.gpus = 32, o.tp = 8, o.pp = 2, o.dp = 2, o.global_batch = 16, o.seq = 1024;
+  const ParallelResult base = run_parallel(m, o, sys, TimingMode::kFast);
+  const auto tp0 =
+      run_parallel_what_if(m, o, sys, TimingMode::kFast, base, parse_parallel_what_if("tp_comm*0"));
+  CHECK(tp0.step_s < base.step_s);
+  CHECK(tp0.fraction == Approx(base.critical_s.at("tp_comm") / base.step_s));
+  CHECK(tp0.amdahl_s == Approx(base.step_s - base.critical_s.at("tp_comm")));
+  const auto nv = run_parallel_what_if(m, o, sys, TimingMode::kFast, base,
+                                       parse_parallel_what_if("nvlink_bandwidth*2"));
+  CHECK(nv.step_s <= base.step_s);
+  CHECK_THROWS_WITH(parse_parallel_what_if("nvlink*2"), Catch::Contains("unknown target 'nvlink'"));
+  CHECK_THROWS_WITH(parse_parallel_what_if("tp_comm*-1"), Catch::Contains("must be >= 0"));
+  CHECK_THROWS_WITH(parse_parallel_what_if("nic_bandwidth*0"), Catch::Contains("must be > 0"));
+}
