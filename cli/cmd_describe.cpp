@@ -9,7 +9,8 @@
 
 namespace ridge::cli {
 
-void describe_serve(std::string& text, nlohmann::json& j);  // cli/cmd_serve.cpp
+void describe_serve(std::string& text, nlohmann::json& j);     // cli/cmd_serve.cpp
+void describe_parallel(std::string& text, nlohmann::json& j);  // cli/cmd_run.cpp
 
 namespace {
 std::string_view type_name(models::ParamType t) {
@@ -30,10 +31,11 @@ std::string_view type_name(models::ParamType t) {
 void register_describe(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("describe",
                                  "the op vocabulary (ops), the model parameters (params) or "
-                                 "the serving study keys (serve) or the system keys (system)");
+                                 "the serving study keys (serve), the system keys (system) or "
+                                 "the parallel training keys (parallel)");
   auto what = std::make_shared<std::string>("ops");
-  cmd->add_option("what", *what, "ops, params, serve or system")
-      ->check(CLI::IsMember({"ops", "params", "serve", "system"}));
+  cmd->add_option("what", *what, "ops, params, serve, system or parallel")
+      ->check(CLI::IsMember({"ops", "params", "serve", "system", "parallel"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -63,6 +65,8 @@ void register_describe(CLI::App& app, Action& action) {
         }
       } else if (*what == "serve") {
         describe_serve(text, j);
+      } else if (*what == "parallel") {
+        describe_parallel(text, j);
       } else {
         Table t({"parameter", "default", "range", "meaning"});
         for (const auto& p : hw::model_param_table()) {

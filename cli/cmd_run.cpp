@@ -11,6 +11,7 @@
 #include "hw/gpu_loader.hpp"
 #include "hw/system_loader.hpp"
 #include "workloads/e2e_compare.hpp"
+#include "workloads/parallel_config.hpp"
 #include "workloads/study.hpp"
 
 namespace ridge::cli {
@@ -118,6 +119,15 @@ int run_study_file(const std::string& path, const RunOutputs& out) {
   j["provenance"] = provenance(files);
   emit(out.json, workloads::report_text(r) + "\n" + provenance_text(files), j);
   return 0;
+}
+
+void describe_parallel(std::string& text, nlohmann::json& j) {
+  Table t({"key", "default", "meaning"});
+  for (const auto& k : workloads::parallel_keys()) {
+    t.row({k.key, k.fallback, k.meaning});
+    j.push_back({{"key", k.key}, {"default", k.fallback}, {"meaning", k.meaning}});
+  }
+  text = "study.parallel: parallel training steps on a system (docs/parallel.md)\n" + t.str();
 }
 
 void register_run(CLI::App& app, Action& action) {

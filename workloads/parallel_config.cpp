@@ -9,6 +9,25 @@
 
 namespace ridge::workloads {
 
+const std::vector<ParallelKey>& parallel_keys() {
+  static const std::vector<ParallelKey> keys = {
+      {"system", "(required)", "configs/systems name, alias or path"},
+      {"gpus", "the system's", "GPUs used (whole nodes); tp x pp x dp must equal it"},
+      {"tp", "1", "tensor-parallel size (inside a node); divides heads and FFN"},
+      {"pp", "1", "pipeline stages (across nodes); divides the layers"},
+      {"dp", "1", "data-parallel replicas"},
+      {"sequence_parallel", "false", "Megatron sequence parallelism (all-gather/reduce-scatter)"},
+      {"micro_batch", "1", "sequences per micro-batch"},
+      {"global_batch", "micro_batch x dp", "sequences per step; divisible by micro_batch x dp"},
+      {"seq", "2048", "tokens per sequence"},
+      {"schedule", "1f1b", "1f1b | gpipe"},
+      {"recompute", "none", "none | selective (core attention) | full (each layer)"},
+      {"zero", "0", "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather)"},
+      {"bucket_mb", "25", "DDP gradient bucket, MB (1e6 B)"},
+  };
+  return keys;
+}
+
 ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   hw::ErrorSink& sink = p.sink();
   ParallelOptions o;
