@@ -26,7 +26,8 @@
 //   a stage) are simulated once: one rank per stage.
 // - DP: gradients reduced in buckets (bucket_mb, PyTorch DDP / Megatron default 25 MB) in reverse
 //   layer order as the last micro-batch's backward produces them, one bucket at a time on a
-//   communication stream; only what runs past the backward is exposed. ZeRO-1 (Megatron's
+//   communication stream, the stage's tp DP groups (one per TP rank) at once on one fabric; only
+//   what runs past the backward is exposed. ZeRO-1 (Megatron's
 //   distributed optimizer): reduce-scatter gradients, the optimizer on 1/dp of the parameters,
 //   then an all-gather of the updated bf16 parameters (not overlapped).
 // - Optimizer: Megatron-LM's step over the rank's (sharded) fp32 main gradients and master
@@ -37,8 +38,8 @@
 // Ignores: interleaved schedules, CP, EP, ZeRO-2/3 and FSDP; HBM bandwidth an overlapped
 // collective takes from the GEMM beside it; Megatron's scatter-gather optimisation of p2p; the
 // stage's p2p occupying its SMs or stream (transfers only delay the consumer); contention between
-// the DP groups of different TP ranks and stages (each group's collective runs alone on its fabric:
-// rail-optimised systems give each GPU its own NIC, so they share only spine links); the
+// different stages' DP reductions and p2p transfers (a stage's tp DP groups, and the tp transfers
+// between two stages, do run together on one fabric, sharing its links); the
 // tied-embedding gradient all-reduce between first and last stage; data loading; the vocab-parallel
 // cross-entropy's small all-reduces. Validated: Korthikanti et al. 2022 Table 5
 // (tests/workloads/test_parallel.cpp, docs/parallel.md).
@@ -88,13 +89,18 @@ class CollectiveTimes {
   explicit CollectiveTimes(const hw::SystemSpec& system);
   /// Seconds for `op` of `bytes` (nccl-tests' size) over the fabric GPUs `ranks`.
   double time(models::CollOp op, double bytes, const std::vector<int>& ranks);
+  /// Seconds until the last of `groups` (the same op and size each, started together on one
+  /// fabric, sharing its links) is done.
+  double concurrent_time(models::CollOp op, double bytes,
+                         const std::vector<std::vector<int>>& groups);
   /// SMs (CUDA blocks) the collective's kernel occupies per GPU while it runs.
   int sm_blocks(models::CollOp op, double bytes, const std::vector<int>& ranks);
   const hw::SystemSpec& system() const { return system_; }
   long long simulated() const { return simulated_; }
 
  private:
-  std::pair<double, int> lookup(models::CollOp op, double bytes, const std::vector<int>& ranks);
+  std::pair<double, int> lookup(models::CollOp op, double bytes,
+                                const std::vector<std::vector<int>>& groups);
   hw::SystemSpec system_;
   struct Impl;
   std::shared_ptr<Impl> impl_;

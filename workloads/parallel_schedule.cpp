@@ -160,8 +160,11 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   if (p > 1) {
     const double bytes =
         2.0 * o.micro_batch * o.seq * m.d_model / (o.sequence_parallel && o.tp > 1 ? o.tp : 1);
-    r.p2p_s = o.pp_comm_scale * coll.time(models::CollOp::kSendRecv, bytes,
-                                          {place_rank(o, 0, 0, 0), place_rank(o, 0, 1, 0)});
+    // Every TP rank of a stage sends its share at once: one transfer per TP rank, together.
+    std::vector<std::vector<int>> pairs;
+    for (int t = 0; t < o.tp; ++t)
+      pairs.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
+    r.p2p_s = o.pp_comm_scale * coll.concurrent_time(models::CollOp::kSendRecv, bytes, pairs);
   }
   r.pipeline = simulate_pipeline(o.schedule, micro, f, b, r.p2p_s);
   std::vector<int> last_op(p, -1), last_bwd(p, -1);
@@ -182,8 +185,11 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     double comm_end = lb.end_s;
     const double params = r.stages[st].params;
     if (o.dp > 1) {
-      std::vector<int> group;
-      for (int d = 0; d < o.dp; ++d) group.push_back(place_rank(o, 0, st, d));
+      // The stage's tp DP groups (one per TP rank) reduce the same buckets at the same time, on
+      // one fabric.
+      std::vector<std::vector<int>> groups(o.tp);
+      for (int t = 0; t < o.tp; ++t)
+        for (int d = 0; d < o.dp; ++d) groups[t].push_back(place_rank(o, t, st, d));
       const double total = params * o.grad_bytes;
       const double bucket = o.bucket_mb * 1e6;
       const int n = static_cast<int>(std::ceil(total / bucket));
@@ -192,14 +198,15 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
       for (int k = 0; k < n; ++k) {
         const double bytes = std::min(bucket, total - k * bucket);
         const double ready = lb.start_s + (k + 1.0) / n * (lb.end_s - lb.start_s);
-        const double dt = o.dp_comm_scale * coll.time(op, bytes, group);
+        const double dt = o.dp_comm_scale * coll.concurrent_time(op, bytes, groups);
         end = std::max(end, ready) + dt;
         busy += dt;
       }
       comm_end = end;
       if (st == 0) r.dp_buckets = n, r.dp_time_s = busy;
       if (o.zero >= 1)
-        gather[st] = o.dp_comm_scale * coll.time(models::CollOp::kAllGather, 2.0 * params, group);
+        gather[st] = o.dp_comm_scale *
+                     coll.concurrent_time(models::CollOp::kAllGather, 2.0 * params, groups);
     }
     dp_tail[st] = std::max(0.0, comm_end - std::max(t, r.pipeline[last_op[st]].end_s));
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);

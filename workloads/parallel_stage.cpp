@@ -31,52 +31,72 @@ CollectiveTimes::CollectiveTimes(const hw::SystemSpec& system)
 
 double CollectiveTimes::time(models::CollOp op, double bytes, const std::vector<int>& ranks) {
   if (ranks.size() < 2 || bytes <= 0) return 0;
-  return lookup(op, bytes, ranks).first;
+  return lookup(op, bytes, {ranks}).first;
+}
+
+double CollectiveTimes::concurrent_time(models::CollOp op, double bytes,
+                                        const std::vector<std::vector<int>>& groups) {
+  if (groups.empty() || groups.front().size() < 2 || bytes <= 0) return 0;
+  return lookup(op, bytes, groups).first;
 }
 
 int CollectiveTimes::sm_blocks(models::CollOp op, double bytes, const std::vector<int>& ranks) {
   if (ranks.size() < 2 || bytes <= 0) return 0;
-  return lookup(op, bytes, ranks).second;
+  return lookup(op, bytes, {ranks}).second;
 }
 
 std::pair<double, int> CollectiveTimes::lookup(models::CollOp op, double bytes,
-                                               const std::vector<int>& ranks) {
-  // Group shape: the ranks relative to the first rank's node, so a TP group on node 5 and one on
-  // node 0 share a memo entry (every node of a system is alike; rail-optimised leaves are too).
+                                               const std::vector<std::vector<int>>& groups) {
+  // Shape: the ranks relative to the first rank's node, so a TP group on node 5 and one on node 0
+  // share a memo entry (every node of a system is alike; rail-optimised leaves are too).
   const int per_node = system_.node.gpus;
-  const int base = ranks.front() / per_node * per_node;
+  int low = groups.front().front();
+  for (const auto& g : groups)
+    for (int r : g) low = std::min(low, r);
+  const int base = low / per_node * per_node;
   std::ostringstream key;
   key << static_cast<int>(op) << ':' << bytes;
-  for (int r : ranks) key << ',' << r - base;
+  for (const auto& g : groups) {
+    key << '|';
+    for (int r : g) key << ',' << r - base;
+  }
   auto it = impl_->memo.find(key.str());
   if (it != impl_->memo.end()) return {it->second.time_s, it->second.sm_blocks};
-  models::CollectiveRequest req;
-  req.op = op;
-  req.bytes = bytes;
-  req.gpus = static_cast<int>(ranks.size());
-  req.ranks = ranks;
-  // The shape shifted to the system's first node: the same links, and always inside the system.
-  int top = 0;
-  for (int& r : req.ranks) r -= base, top = std::max(top, r);
   // models::simulate_collective builds a fabric of exactly the group's size and a tuner that
   // assumes the ranks fill nodes in order; a strided group (a DP group with one rank per node)
-  // needs the fabric up to its last rank and NCCL's model seeing its real nodes x ranks per node.
-  // So the same steps are done here: a fabric of whole nodes, a tuner on a copy of the system
-  // whose node holds as many GPUs as the group has in one node.
-  int in_first_node = 0;
-  for (int r : req.ranks) in_first_node += r < per_node;
+  // needs the fabric up to its last rank and NCCL's model seeing its real nodes x ranks per node,
+  // and concurrent groups need one fabric. So the same steps are done here: a fabric of whole
+  // nodes, shifted to the system's first node (the same links, always inside the system), a tuner
+  // on a copy of the system whose node holds as many GPUs as a group has in one node, every group
+  // started at once; the time is the last one's.
+  std::vector<models::CollectiveRequest> reqs;
+  int top = 0;
+  for (const auto& g : groups) {
+    models::CollectiveRequest req;
+    req.op = op;
+    req.bytes = bytes;
+    req.gpus = static_cast<int>(g.size());
+    req.ranks = g;
+    for (int& r : req.ranks) r -= base, top = std::max(top, r);
+    reqs.push_back(std::move(req));
+  }
+  const auto& first = reqs.front().ranks;
+  int in_node = 0;
+  for (int r : first) in_node += r / per_node == first.front() / per_node;
   hw::SystemSpec tuned = system_;
   if (system_.network.kind != hw::NetworkKind::kNvlinkDomain)
-    tuned.node.gpus = std::max(1, in_first_node);
+    tuned.node.gpus = std::max(1, in_node);
   const int fabric_gpus = std::min(system_.total_gpus(), (top / per_node + 1) * per_node);
   sim::Simulator sim;
   sim::FlowNetwork net(sim);
   const models::Fabric fabric(system_, fabric_gpus, net);
-  const models::NcclTuner tuner(tuned, impl_->tuning, req.gpus);
+  const models::NcclTuner tuner(tuned, impl_->tuning, reqs.front().gpus);
   Impl::Entry e{0, 0};
-  models::start_collective(sim, net, fabric, tuner, req, [&e](const models::CollectiveResult& r) {
-    e = {r.time_s, r.sm_blocks};
-  });
+  for (const auto& req : reqs)
+    models::start_collective(sim, net, fabric, tuner, req, [&e](const models::CollectiveResult& r) {
+      e.time_s = std::max(e.time_s, r.time_s);
+      e.sm_blocks = std::max(e.sm_blocks, r.sm_blocks);
+    });
   sim.run();
   ++simulated_;
   impl_->memo.emplace(key.str(), e);
