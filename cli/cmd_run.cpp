@@ -77,6 +77,7 @@ int run_parallel_study(const std::string& path, const workloads::Study& study,
   std::vector<std::pair<std::string, std::string>> files = study.files;
   for (const auto& f : model.files) files.push_back(f);
   for (const auto& f : sys.files) files.push_back(f);
+  if (!out.trace.empty()) write_file_atomically(out.trace, workloads::parallel_trace_json(r));
   nlohmann::json j = workloads::parallel_report_json(r);
   j["study"] = path;
   j["provenance"] = provenance(files);

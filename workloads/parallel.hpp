@@ -189,6 +189,13 @@ struct ParallelResult {
   std::vector<StageMemory> memory;
   long long collectives_simulated = 0;
   std::vector<ParallelWhatIfResult> what_ifs;
+  /// Per stage, activities beside the pipeline ops (DP buckets, optimizer), for the trace.
+  struct Event {
+    std::string name;
+    int track = 0;  ///< 0: compute stream, 1: communication stream
+    double start_s = 0, end_s = 0;
+  };
+  std::vector<std::vector<Event>> stage_events;
 };
 
 ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o,
@@ -201,5 +208,9 @@ ParallelWhatIfResult run_parallel_what_if(const TransformerConfig& m, const Para
 
 std::string parallel_report_text(const ParallelResult& r, const std::string& model_name);
 nlohmann::json parallel_report_json(const ParallelResult& r);
+/// Perfetto (Chrome trace event JSON): one process per simulated rank (one per stage), a compute
+/// track (each micro-batch's forward and backward, the optimizer) and a communication track (p2p
+/// arrivals, DP buckets, ZeRO-1's parameter all-gather).
+std::string parallel_trace_json(const ParallelResult& r);
 
 }  // namespace ridge::workloads

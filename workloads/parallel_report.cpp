@@ -156,3 +156,64 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
 }
 
 }  // namespace ridge::workloads
+
+namespace ridge::workloads {
+
+std::string parallel_trace_json(const ParallelResult& r) {
+  nlohmann::json ev = nlohmann::json::array();
+  const int p = static_cast<int>(r.stages.size());
+  auto us = [](double s) { return s * 1e6; };
+  for (int st = 0; st < p; ++st) {
+    const int rank = place_rank(r.options, 0, st, 0);
+    ev.push_back({{"name", "process_name"},
+                  {"ph", "M"},
+                  {"pid", st},
+                  {"args", {{"name", fmt::format("stage {} (rank {})", st, rank)}}}});
+    ev.push_back(
+        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", st}, {"args", {{"sort_index", st}}}});
+    ev.push_back({{"name", "thread_name"},
+                  {"ph", "M"},
+                  {"pid", st},
+                  {"tid", 0},
+                  {"args", {{"name", "compute stream"}}}});
+    ev.push_back({{"name", "thread_name"},
+                  {"ph", "M"},
+                  {"pid", st},
+                  {"tid", 1},
+                  {"args", {{"name", "communication"}}}});
+  }
+  for (const PipeOp& op : r.pipeline) {
+    ev.push_back({{"name", fmt::format("{} {}", op.backward ? "B" : "F", op.micro)},
+                  {"cat", op.backward ? "backward" : "forward"},
+                  {"ph", "X"},
+                  {"pid", op.stage},
+                  {"tid", 0},
+                  {"ts", us(op.start_s)},
+                  {"dur", us(op.end_s - op.start_s)},
+                  {"args", {{"micro_batch", op.micro}, {"ready_us", us(op.ready_s)}}}});
+    const bool recv = op.backward ? op.stage < p - 1 : op.stage > 0;
+    if (recv && r.p2p_s > 0)
+      ev.push_back({{"name", op.backward ? "recv grad" : "recv act"},
+                    {"cat", "pp_comm"},
+                    {"ph", "X"},
+                    {"pid", op.stage},
+                    {"tid", 1},
+                    {"ts", us(op.ready_s - r.p2p_s)},
+                    {"dur", us(r.p2p_s)}});
+  }
+  for (int st = 0; st < static_cast<int>(r.stage_events.size()); ++st)
+    for (const auto& e : r.stage_events[st])
+      ev.push_back({{"name", e.name},
+                    {"cat", e.track ? "dp_comm" : "optimizer"},
+                    {"ph", "X"},
+                    {"pid", st},
+                    {"tid", e.track},
+                    {"ts", us(e.start_s)},
+                    {"dur", us(e.end_s - e.start_s)}});
+  nlohmann::json j;
+  j["traceEvents"] = ev;
+  j["displayTimeUnit"] = "ms";
+  return j.dump();
+}
+
+}  // namespace ridge::workloads

@@ -179,6 +179,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   // DP: buckets of the stage's gradients, reduced one after another on a communication stream as
   // the last micro-batch's backward produces them (uniformly over its duration).
   std::vector<double> finish(p), dp_tail(p), opt(p), gather(p);
+  r.stage_events.assign(p, {});
   for (int st = 0; st < p; ++st) {
     const PipeOp& lb = r.pipeline[last_bwd[st]];
     double t = lb.end_s;
@@ -199,7 +200,9 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
         const double bytes = std::min(bucket, total - k * bucket);
         const double ready = lb.start_s + (k + 1.0) / n * (lb.end_s - lb.start_s);
         const double dt = o.dp_comm_scale * coll.concurrent_time(op, bytes, groups);
-        end = std::max(end, ready) + dt;
+        const double begin = std::max(end, ready);
+        end = begin + dt;
+        r.stage_events[st].push_back({"dp bucket " + std::to_string(k), 1, begin, end});
         busy += dt;
       }
       comm_end = end;
@@ -212,6 +215,9 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);
     opt[st] = optimizer_time(gpu, params / (o.zero >= 1 ? o.dp : 1), mode);
     finish[st] = t + opt[st] + gather[st];
+    r.stage_events[st].push_back({"optimizer", 0, t, t + opt[st]});
+    if (gather[st] > 0)
+      r.stage_events[st].push_back({"param all-gather", 1, t + opt[st], finish[st]});
   }
   const int crit =
       static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "hw/config.hpp"
 #include "hw/system_loader.hpp"
@@ -323,4 +324,32 @@ TEST_CASE("parallel what-ifs re-simulate beside Amdahl", "[unit]") {
   CHECK_THROWS_WITH(parse_parallel_what_if("nvlink*2"), Catch::Contains("unknown target 'nvlink'"));
   CHECK_THROWS_WITH(parse_parallel_what_if("tp_comm*-1"), Catch::Contains("must be >= 0"));
   CHECK_THROWS_WITH(parse_parallel_what_if("nic_bandwidth*0"), Catch::Contains("must be > 0"));
+}
+
+// The Perfetto trace: one process per simulated rank (stage) named after it, every micro-batch's
+// forward and backward as a slice on its compute track (p stages x m micro-batches x 2), the
+// slices of a stage never overlapping on that track.
+TEST_CASE("parallel trace: one process per stage, one slice per forward and backward", "[unit]") {
+  const hw::SystemSpec sys = hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(6144, 64, 16);
+  ParallelOptions o;
+  o.gpus = 64, o.tp = 8, o.pp = 4, o.dp = 2, o.global_batch = 16, o.seq = 1024;
+  const ParallelResult r = run_parallel(m, o, sys, TimingMode::kFast);
+  const auto j = nlohmann::json::parse(parallel_trace_json(r));
+  int processes = 0, slices = 0;
+  std::map<int, double> last_end;
+  bool overlap = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") ++processes;
+    if (e["ph"] == "X" && e["tid"] == 0 && (e["cat"] == "forward" || e["cat"] == "backward")) {
+      ++slices;
+      const int pid = e["pid"];
+      const double ts = e["ts"], dur = e["dur"];
+      if (last_end.count(pid) && ts < last_end[pid] - 1e-6) overlap = true;
+      last_end[pid] = ts + dur;
+    }
+  }
+  CHECK(processes == 4);
+  CHECK(slices == 4 * 8 * 2);  // m = 16 / (1 x 2) = 8
+  CHECK_FALSE(overlap);
 }
