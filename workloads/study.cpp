@@ -111,6 +111,13 @@ Study load_study(const std::string& path) {
     }
     if (m->has("parallel")) {
       if (auto p = m->map("parallel")) s.parallel = read_parallel(*p, s.model_path);
+      // A parallel study runs one training step on the system's GPUs: a GPU or workloads of its
+      // own would be silently unused.
+      for (const char* k : {"gpu", "workload", "workloads"})
+        if (m->has(k))
+          sink.add(*m->child(k, false), m->key_path(k),
+                   "not used with parallel: (the GPU comes from parallel.system; the step is the "
+                   "parallel block's)");
     }
     if (m->has("workload")) {
       if (auto w = m->map("workload")) s.workloads.push_back(read_workload(*w));

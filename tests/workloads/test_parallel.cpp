@@ -283,6 +283,10 @@ TEST_CASE("bad parallel blocks are reported with file:line:col", "[config]") {
                   "    system: dgx-a100-superpod-32\n    gpus: 8\n    tp: 8\n"
                   "    schedul: gpipe\n");
   CHECK(e.find("schedul") != std::string::npos);
+  e = study_error(
+      "study:\n  model: gpt3-175b\n  gpu: h100\n  parallel:\n    system: dgx-h100\n"
+      "    tp: 8\n");
+  CHECK(e.find(":3:8: study.gpu: not used with parallel:") != std::string::npos);
 }
 
 // Doubling DP at a fixed per-GPU batch (global batch doubled) keeps every stage's compute and the
