@@ -357,3 +357,27 @@ TEST_CASE("parallel trace: one process per stage, one slice per forward and back
   CHECK(slices == 4 * 8 * 2);  // m = 16 / (1 x 2) = 8
   CHECK_FALSE(overlap);
 }
+
+// DP with only the last bucket exposed: buckets become ready evenly over the last backward; when
+// each bucket's reduction is shorter than the backward's time per bucket, the communication
+// stream is idle when the last one becomes ready (at the backward's end), so what is exposed is
+// exactly the last bucket's reduction (its size the remainder of the gradients over 25 MB).
+TEST_CASE("DP exposes only the last bucket when the reduction keeps up", "[analytic]") {
+  const hw::SystemSpec sys = hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(4096, 32, 8);
+  ParallelOptions o;
+  o.gpus = 16, o.tp = 8, o.pp = 1, o.dp = 2, o.micro_batch = 4, o.global_batch = 8, o.seq = 2048;
+  const ParallelResult r = run_parallel(m, o, sys, TimingMode::kFast);
+  const double total = r.stages[0].params * o.grad_bytes, bucket = 25e6;
+  const int n = static_cast<int>(std::ceil(total / bucket));
+  REQUIRE(n == r.dp_buckets);
+  std::vector<std::vector<int>> groups(8);
+  for (int t = 0; t < 8; ++t) groups[t] = {place_rank(o, t, 0, 0), place_rank(o, t, 0, 1)};
+  CollectiveTimes coll(sys);
+  const double full = coll.concurrent_time(models::CollOp::kAllReduce, bucket, groups);
+  const double last =
+      coll.concurrent_time(models::CollOp::kAllReduce, total - (n - 1) * bucket, groups);
+  const double per_bucket = r.stages[0].bwd_exec.step_time_s / n;
+  REQUIRE(full < per_bucket);  // the premise: the reduction keeps up
+  CHECK(r.dp_exposed_s == Approx(last).epsilon(1e-9));
+}
