@@ -19,7 +19,8 @@
 //   fused scale-mask-softmax, dropout on the s x s scores; selective recompute re-runs the
 //   core attention (QK^T, softmax, dropout, AV) before its backward; full recompute re-runs each
 //   layer's forward (with its TP communication) before its backward.
-// - PP: GPipe and 1F1B (Narayanan et al. 2021, sec. 2.2) simulated as list schedules over the
+// - PP: GPipe, 1F1B and interleaved 1F1B with virtual stages (Narayanan et al. 2021, sec. 2.2;
+//   Megatron-LM's orders) simulated as list schedules over the
 //   stages, every micro-batch's forward and backward an activity whose inputs arrive by a
 //   point-to-point transfer (models/collective.hpp send/recv between the adjacent stages' GPUs),
 //   so the bubble comes out of the simulation. Ranks doing identical work (the TP and DP peers of
@@ -35,7 +36,7 @@
 //   (4 B), fused Adam (30 B: grad, master, m, v read; master, m, v, 16-bit weight written).
 // - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1 sharded), activations by
 //   Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
-// Ignores: interleaved schedules, CP, EP, ZeRO-2/3 and FSDP; HBM bandwidth an overlapped
+// Ignores: CP, EP, ZeRO-2/3 and FSDP; HBM bandwidth an overlapped
 // collective takes from the GEMM beside it; Megatron's scatter-gather optimisation of p2p; the
 // stage's p2p occupying its SMs or stream (transfers only delay the consumer); contention between
 // different stages' DP reductions and p2p transfers (a stage's tp DP groups, and the tp transfers
@@ -61,7 +62,7 @@
 
 namespace ridge::workloads {
 
-enum class PipeSchedule { kOneFOneB, kGpipe };
+enum class PipeSchedule { kOneFOneB, kGpipe, kInterleaved };
 std::string_view schedule_name(PipeSchedule s);
 
 /// The `parallel:` block of a study, defaults as Megatron-LM's.
@@ -74,6 +75,7 @@ struct ParallelOptions {
   long long global_batch = 0;  ///< 0: micro_batch x dp (one micro-batch per pipeline)
   long long seq = 2048;
   PipeSchedule schedule = PipeSchedule::kOneFOneB;
+  int virtual_stages = 1;  ///< interleaved 1F1B: model chunks per device
   Recompute recompute = Recompute::kNone;
   int zero = 0;           ///< 0 or 1 (Megatron's distributed optimizer)
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
@@ -127,7 +129,8 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
 
 /// One activity of the pipeline schedule.
 struct PipeOp {
-  int stage = 0, micro = 0;
+  int stage = 0, micro = 0;  ///< device (pipeline rank) and micro-batch
+  int vstage = 0;            ///< virtual stage (chunk x stages + device; = stage without chunks)
   bool backward = false;
   double start_s = 0, end_s = 0;
   double ready_s = 0;  ///< its input arrived (p2p included)
@@ -135,12 +138,19 @@ struct PipeOp {
   bool binder_p2p = false;
 };
 
-/// The per-stage order of a schedule: (micro, backward) pairs.
-std::vector<std::pair<int, bool>> stage_order(PipeSchedule s, int stages, int stage, int micro);
+/// The per-device order of a schedule: (micro, backward, chunk).
+struct PipeStep {
+  int micro = 0;
+  bool backward = false;
+  int chunk = 0;
+};
+std::vector<PipeStep> stage_order(PipeSchedule s, int stages, int stage, int micro, int chunks = 1);
 
-/// Simulates the schedule with per-stage forward/backward times and a p2p time between stages.
+/// Simulates the schedule with per-virtual-stage forward/backward times (stages x chunks of them,
+/// virtual stage = chunk x stages + device) and a p2p time between consecutive virtual stages.
 std::vector<PipeOp> simulate_pipeline(PipeSchedule s, int micro, const std::vector<double>& fwd_s,
-                                      const std::vector<double>& bwd_s, double p2p_s);
+                                      const std::vector<double>& bwd_s, double p2p_s,
+                                      int chunks = 1);
 
 struct StageMemory {
   double weights = 0, grads = 0, optimizer = 0, activations = 0;
@@ -175,7 +185,7 @@ struct ParallelWhatIfResult {
 struct ParallelResult {
   ParallelOptions options;
   hw::SystemSpec system;
-  std::vector<StageGraphs> stages;
+  std::vector<StageGraphs> stages;  ///< per virtual stage (= per device without chunks)
   std::vector<PipeOp> pipeline;
   double p2p_s = 0;
   double pipeline_s = 0;  ///< end of the last backward
@@ -186,7 +196,7 @@ struct ParallelResult {
   double bubble_s = 0;                       ///< stage 0's idle time inside the pipeline phase
   double ideal_pipeline_s = 0;               ///< m x (F + B) of the slowest stage
   std::map<std::string, double> critical_s;  ///< the step by category; sums to step_s
-  std::vector<StageMemory> memory;
+  std::vector<StageMemory> memory;           ///< per device
   long long collectives_simulated = 0;
   std::vector<ParallelWhatIfResult> what_ifs;
   /// Per stage, activities beside the pipeline ops (DP buckets, optimizer), for the trace.

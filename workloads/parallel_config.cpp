@@ -20,7 +20,8 @@ const std::vector<ParallelKey>& parallel_keys() {
       {"micro_batch", "1", "sequences per micro-batch"},
       {"global_batch", "micro_batch x dp", "sequences per step; divisible by micro_batch x dp"},
       {"seq", "2048", "tokens per sequence"},
-      {"schedule", "1f1b", "1f1b | gpipe"},
+      {"schedule", "1f1b", "1f1b | gpipe | interleaved (Megatron's interleaved 1F1B)"},
+      {"virtual_stages", "1", "interleaved: model chunks per device; pp x it divides the layers"},
       {"recompute", "none", "none | selective (core attention) | full (each layer)"},
       {"zero", "0", "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather)"},
       {"bucket_mb", "25", "DDP gradient bucket, MB (1e6 B)"},
@@ -45,9 +46,12 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     o.schedule = PipeSchedule::kOneFOneB;
   else if (sched == "gpipe")
     o.schedule = PipeSchedule::kGpipe;
+  else if (sched == "interleaved")
+    o.schedule = PipeSchedule::kInterleaved;
   else
     sink.add(*p.child("schedule", false), p.key_path("schedule"),
-             "expected 1f1b or gpipe (interleaved is not built yet)");
+             "expected 1f1b, gpipe or interleaved");
+  o.virtual_stages = static_cast<int>(p.integer("virtual_stages", 1, 1, 1 << 16));
   const std::string rc = p.text("recompute", "none");
   if (rc == "none")
     o.recompute = Recompute::kNone;
@@ -87,6 +91,21 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
              fmt::format("tp x pp x dp = {} x {} x {} = {} GPUs, but {} GPUs are used{}", o.tp,
                          o.pp, o.dp, used, o.gpus,
                          p.has("gpus") ? "" : " (the whole system; set gpus: to use fewer)"));
+  if (o.schedule == PipeSchedule::kInterleaved) {
+    if (o.virtual_stages < 2)
+      sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
+               "the interleaved schedule needs virtual_stages >= 2");
+    if (o.pp < 2)
+      sink.add(node("pp"), p.key_path("pp"), "the interleaved schedule needs pp >= 2");
+    else if (o.global_batch % (o.micro_batch * o.dp) == 0 && o.micro_batches() % o.pp != 0)
+      sink.add(node("global_batch"), p.key_path("global_batch"),
+               fmt::format("the interleaved schedule needs micro-batches per pipeline ({}) to be "
+                           "a multiple of pp ({})",
+                           o.micro_batches(), o.pp));
+  } else if (o.virtual_stages != 1) {
+    sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
+             "virtual_stages is for schedule: interleaved");
+  }
   if (o.global_batch % (o.micro_batch * o.dp) != 0)
     sink.add(node("global_batch"), p.key_path("global_batch"),
              fmt::format("global_batch {} is not divisible by micro_batch x dp = {} x {}",
@@ -106,6 +125,11 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
       if (m.ffn % o.tp != 0)
         sink.add(node("tp"), p.key_path("tp"),
                  fmt::format("tp {} does not divide the model's FFN width {}", o.tp, m.ffn));
+      const bool inter = o.schedule == PipeSchedule::kInterleaved;
+      if (inter && m.layers % (o.pp * o.virtual_stages) != 0)
+        sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
+                 fmt::format("pp x virtual_stages = {} x {} does not divide the model's {} layers",
+                             o.pp, o.virtual_stages, m.layers));
       if (m.layers % o.pp != 0)
         sink.add(node("pp"), p.key_path("pp"),
                  fmt::format("pp {} does not divide the model's {} layers", o.pp, m.layers));

@@ -37,13 +37,24 @@ StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, i
   mem.optimizer = 12 * stage_params / (o.zero >= 1 ? o.dp : 1);
   const long long micro = o.micro_batches();
   // 1F1B: stage s holds p - s micro-batches in flight at most (its warm-up forwards plus the one in
-  // 1F1B); GPipe keeps all of them until the backwards start.
-  mem.in_flight = static_cast<int>(
-      o.schedule == PipeSchedule::kGpipe ? micro : std::min<long long>(o.pp - stage, micro));
-  const int layers = m.layers / o.pp;
+  // 1F1B); GPipe keeps all of them until the backwards start. Interleaved with v chunks: device s
+  // holds its warm-up (p - s - 1) x 2 + (v - 1) x p chunk-forwards plus one, each of L/(pv)
+  // layers; for s = 0 that is L (1 + (p-1)/(pv)) layers' worth (Korthikanti et al. 2022
+  // sec. 4.2.3).
+  const bool inter = o.schedule == PipeSchedule::kInterleaved && o.virtual_stages > 1;
+  const int v = inter ? o.virtual_stages : 1;
+  long long units = 0;  // chunk-forwards in flight
+  if (o.schedule == PipeSchedule::kGpipe)
+    units = micro;
+  else if (inter)
+    units = std::min<long long>((o.pp - stage - 1) * 2LL + (v - 1LL) * o.pp + 1, micro * v);
+  else
+    units = std::min<long long>(o.pp - stage, micro);
+  mem.in_flight = static_cast<int>(units);
+  const double layers = double(m.layers) / (o.pp * v);
   mem.activations = parallel_layer_activation_bytes(m, o.micro_batch, o.seq, o.tp,
                                                     o.sequence_parallel, o.recompute) *
-                    layers * mem.in_flight;
+                    layers * double(units);
   return mem;
 }
 

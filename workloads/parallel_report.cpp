@@ -20,10 +20,12 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
   std::string s;
   s += fmt::format(
       "{} on {} ({} GPUs of {}): TP {} x PP {} x DP {}{}, micro-batch {}, global batch {} "
-      "({} micro-batches per pipeline), seq {}, {}, recompute {}{}\n",
+      "({} micro-batches per pipeline), seq {}, {}{}, recompute {}{}\n",
       model_name, r.system.name, gpus, r.system.total_gpus(), o.tp, o.pp, o.dp,
       o.sequence_parallel ? " + SP" : "", o.micro_batch, o.global_batch, o.micro_batches(), o.seq,
-      schedule_name(o.schedule), recompute_name(o.recompute), o.zero ? ", ZeRO-1" : "");
+      schedule_name(o.schedule),
+      o.schedule == PipeSchedule::kInterleaved ? fmt::format(" x {} chunks", o.virtual_stages) : "",
+      recompute_name(o.recompute), o.zero ? ", ZeRO-1" : "");
   s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
   s += "\nper stage, one micro-batch on one rank:\n";
@@ -104,6 +106,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                    {"micro_batches", o.micro_batches()},
                    {"seq", o.seq},
                    {"schedule", schedule_name(o.schedule)},
+                   {"virtual_stages", o.virtual_stages},
                    {"recompute", recompute_name(o.recompute)},
                    {"zero", o.zero},
                    {"bucket_mb", o.bucket_mb}};
@@ -125,7 +128,6 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
   nlohmann::json st = nlohmann::json::array();
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     const StageGraphs& g = r.stages[i];
-    const StageMemory& m = r.memory[i];
     st.push_back({{"stage", i},
                   {"first_layer", g.first_layer},
                   {"layers", g.layers},
@@ -133,15 +135,20 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                   {"backward_s", g.bwd_exec.step_time_s},
                   {"tp_comm_forward_s", g.tp_fwd_s},
                   {"tp_comm_backward_s", g.tp_bwd_s},
-                  {"params", g.params},
-                  {"memory_bytes",
-                   {{"weights", m.weights},
-                    {"grads", m.grads},
-                    {"optimizer", m.optimizer},
-                    {"activations", m.activations},
-                    {"in_flight", m.in_flight},
-                    {"total", m.total()}}}});
+                  {"params", g.params}});
   }
+  nlohmann::json mem = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.memory.size(); ++i) {
+    const StageMemory& m = r.memory[i];
+    mem.push_back({{"device", i},
+                   {"weights", m.weights},
+                   {"grads", m.grads},
+                   {"optimizer", m.optimizer},
+                   {"activations", m.activations},
+                   {"in_flight", m.in_flight},
+                   {"total", m.total()}});
+  }
+  j["memory_bytes_per_gpu"] = mem;
   j["stages"] = st;
   nlohmann::json wi = nlohmann::json::array();
   for (const auto& w : r.what_ifs)
@@ -161,7 +168,7 @@ namespace ridge::workloads {
 
 std::string parallel_trace_json(const ParallelResult& r) {
   nlohmann::json ev = nlohmann::json::array();
-  const int p = static_cast<int>(r.stages.size());
+  const int p = static_cast<int>(r.memory.size());
   auto us = [](double s) { return s * 1e6; };
   for (int st = 0; st < p; ++st) {
     const int rank = place_rank(r.options, 0, st, 0);
@@ -183,7 +190,10 @@ std::string parallel_trace_json(const ParallelResult& r) {
                   {"args", {{"name", "communication"}}}});
   }
   for (const PipeOp& op : r.pipeline) {
-    ev.push_back({{"name", fmt::format("{} {}", op.backward ? "B" : "F", op.micro)},
+    ev.push_back({{"name", r.stages.size() > r.memory.size()
+                               ? fmt::format("{} {}.{}", op.backward ? "B" : "F", op.micro,
+                                             op.vstage / std::max<std::size_t>(1, r.memory.size()))
+                               : fmt::format("{} {}", op.backward ? "B" : "F", op.micro)},
                   {"cat", op.backward ? "backward" : "forward"},
                   {"ph", "X"},
                   {"pid", op.stage},
@@ -191,7 +201,8 @@ std::string parallel_trace_json(const ParallelResult& r) {
                   {"ts", us(op.start_s)},
                   {"dur", us(op.end_s - op.start_s)},
                   {"args", {{"micro_batch", op.micro}, {"ready_us", us(op.ready_s)}}}});
-    const bool recv = op.backward ? op.stage < p - 1 : op.stage > 0;
+    const int nvs = static_cast<int>(r.stages.size());
+    const bool recv = op.backward ? op.vstage < nvs - 1 : op.vstage > 0;
     if (recv && r.p2p_s > 0)
       ev.push_back({{"name", op.backward ? "recv grad" : "recv act"},
                     {"cat", "pp_comm"},

@@ -13,62 +13,94 @@
 namespace ridge::workloads {
 
 std::string_view schedule_name(PipeSchedule s) {
-  return s == PipeSchedule::kGpipe ? "gpipe" : "1f1b";
+  switch (s) {
+    case PipeSchedule::kGpipe:
+      return "gpipe";
+    case PipeSchedule::kInterleaved:
+      return "interleaved";
+    default:
+      return "1f1b";
+  }
 }
 
-std::vector<std::pair<int, bool>> stage_order(PipeSchedule s, int stages, int stage, int micro) {
-  std::vector<std::pair<int, bool>> o;
+std::vector<PipeStep> stage_order(PipeSchedule s, int stages, int stage, int micro, int chunks) {
+  std::vector<PipeStep> o;
   if (s == PipeSchedule::kGpipe) {
-    for (int i = 0; i < micro; ++i) o.emplace_back(i, false);
-    for (int i = 0; i < micro; ++i) o.emplace_back(i, true);
+    for (int i = 0; i < micro; ++i) o.push_back({i, false, 0});
+    for (int i = 0; i < micro; ++i) o.push_back({i, true, 0});
+    return o;
+  }
+  if (s == PipeSchedule::kInterleaved && chunks > 1) {
+    // Megatron-LM forward_backward_pipelining_with_interleaving: the k-th forward of a device is
+    // chunk (k mod pv) / p of micro-batch (k / pv) p + k mod p (groups of p micro-batches pass
+    // through each chunk in turn); backwards walk the chunks in reverse. Warm-up: (p - s - 1) x 2
+    // + (v - 1) x p forwards, then one forward and one backward in turn, then the backwards.
+    const int p = stages, v = chunks, total = micro * chunks;
+    auto step = [&](int k, bool bwd) {
+      int chunk = (k % (p * v)) / p;
+      if (bwd) chunk = v - 1 - chunk;
+      return PipeStep{(k / (p * v)) * p + k % p, bwd, chunk};
+    };
+    const int warm = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+    for (int k = 0; k < warm; ++k) o.push_back(step(k, false));
+    for (int k = 0; k < total - warm; ++k) {
+      o.push_back(step(warm + k, false));
+      o.push_back(step(k, true));
+    }
+    for (int k = total - warm; k < total; ++k) o.push_back(step(k, true));
     return o;
   }
   // 1F1B (Narayanan et al. 2021, fig. 4; Megatron-LM forward_backward_pipelining_without_
   // interleaving): p - s - 1 warm-up forwards, then one forward and one backward in turn, then the
   // remaining backwards.
   const int warm = std::min(stages - stage - 1, micro);
-  for (int i = 0; i < warm; ++i) o.emplace_back(i, false);
+  for (int i = 0; i < warm; ++i) o.push_back({i, false, 0});
   for (int i = 0; i < micro - warm; ++i) {
-    o.emplace_back(warm + i, false);
-    o.emplace_back(i, true);
+    o.push_back({warm + i, false, 0});
+    o.push_back({i, true, 0});
   }
-  for (int i = micro - warm; i < micro; ++i) o.emplace_back(i, true);
+  for (int i = micro - warm; i < micro; ++i) o.push_back({i, true, 0});
   return o;
 }
 
 std::vector<PipeOp> simulate_pipeline(PipeSchedule s, int micro, const std::vector<double>& fwd_s,
-                                      const std::vector<double>& bwd_s, double p2p_s) {
-  const int p = static_cast<int>(fwd_s.size());
+                                      const std::vector<double>& bwd_s, double p2p_s, int chunks) {
+  const int nvs = static_cast<int>(fwd_s.size());
+  const int p = nvs / chunks;
   std::vector<PipeOp> ops;
-  std::vector<std::vector<int>> order(p);  // per stage: op indices in issue order
-  // index of (stage, micro, backward)
-  std::vector<int> idx(static_cast<std::size_t>(p) * micro * 2, -1);
-  auto at = [&](int st, int i, bool b) -> int& {
-    return idx[(static_cast<std::size_t>(st) * micro + i) * 2 + (b ? 1 : 0)];
+  std::vector<std::vector<int>> order(p);  // per device: op indices in issue order
+  // index of (virtual stage, micro, backward)
+  std::vector<int> idx(static_cast<std::size_t>(nvs) * micro * 2, -1);
+  auto at = [&](int vs, int i, bool b) -> int& {
+    return idx[(static_cast<std::size_t>(vs) * micro + i) * 2 + (b ? 1 : 0)];
   };
   for (int st = 0; st < p; ++st)
-    for (auto [i, b] : stage_order(s, p, st, micro)) {
-      at(st, i, b) = static_cast<int>(ops.size());
+    for (const PipeStep& x : stage_order(s, p, st, micro, chunks)) {
+      const int vs = x.chunk * p + st;
+      at(vs, x.micro, x.backward) = static_cast<int>(ops.size());
       order[st].push_back(static_cast<int>(ops.size()));
-      ops.push_back({st, i, b});
+      PipeOp op;
+      op.stage = st, op.micro = x.micro, op.vstage = vs, op.backward = x.backward;
+      ops.push_back(op);
     }
   std::vector<char> done(ops.size(), 0);
   std::vector<std::size_t> next(p, 0);
   std::size_t left = ops.size();
-  // List scheduling: each stage runs its ops in order; an op starts when its stage is free and its
-  // input has arrived (the previous stage's forward, or the next stage's backward, plus a p2p
-  // transfer; the last stage's backward follows its own forward).
+  // List scheduling: each device runs its ops in order; an op starts when its device is free and
+  // its input has arrived (the previous virtual stage's forward, or the next one's backward, plus
+  // a p2p transfer; the last virtual stage's backward follows its own forward).
   while (left > 0) {
     bool progress = false;
     for (int st = 0; st < p; ++st) {
       while (next[st] < order[st].size()) {
         const int k = order[st][next[st]];
         PipeOp& op = ops[k];
+        const int vs = op.vstage;
         int dep = -1;
         bool p2p = false;
-        if (!op.backward && st > 0) dep = at(st - 1, op.micro, false), p2p = true;
-        if (op.backward && st < p - 1) dep = at(st + 1, op.micro, true), p2p = true;
-        if (op.backward && st == p - 1) dep = at(st, op.micro, false);
+        if (!op.backward && vs > 0) dep = at(vs - 1, op.micro, false), p2p = true;
+        if (op.backward && vs < nvs - 1) dep = at(vs + 1, op.micro, true), p2p = true;
+        if (op.backward && vs == nvs - 1) dep = at(vs, op.micro, false);
         if (dep >= 0 && !done[dep]) break;
         const int prev = next[st] > 0 ? order[st][next[st] - 1] : -1;
         op.ready_s = dep >= 0 ? ops[dep].end_s + (p2p ? p2p_s : 0) : 0;
@@ -80,7 +112,7 @@ std::vector<PipeOp> simulate_pipeline(PipeSchedule s, int micro, const std::vect
           op.binder = prev;
         }
         op.start_s = std::max(free_s, op.ready_s);
-        op.end_s = op.start_s + (op.backward ? bwd_s[st] : fwd_s[st]);
+        op.end_s = op.start_s + (op.backward ? bwd_s[vs] : fwd_s[vs]);
         done[k] = 1;
         ++next[st];
         --left;
@@ -140,24 +172,31 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   CollectiveTimes coll(sys);
   const int p = o.pp;
   const int micro = static_cast<int>(o.micro_batches());
-  // Middle stages do identical work: build one and reuse it.
-  r.stages.resize(p);
-  for (int st = 0; st < p; ++st) {
-    if (st >= 2 && st < p - 1) {
-      r.stages[st] = r.stages[1];
-      r.stages[st].first_layer = st * r.stages[1].layers;
+  // Virtual stages: chunks x devices of them (one per device without interleaving), each built
+  // as a stage of a pipeline that many deep. Middle ones do identical work: build one, reuse it.
+  const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
+  const int nvs = p * v;
+  ParallelOptions ov = o;
+  ov.pp = nvs;
+  r.stages.resize(nvs);
+  for (int vs = 0; vs < nvs; ++vs) {
+    if (vs >= 2 && vs < nvs - 1) {
+      r.stages[vs] = r.stages[1];
+      r.stages[vs].first_layer = vs * r.stages[1].layers;
       continue;
     }
-    r.stages[st] = build_stage(m, o, st, gpu, coll, mode);
+    r.stages[vs] = build_stage(m, ov, vs, gpu, coll, mode);
   }
-  std::vector<double> f(p), b(p);
-  for (int st = 0; st < p; ++st) {
-    f[st] = r.stages[st].fwd_exec.step_time_s;
-    b[st] = r.stages[st].bwd_exec.step_time_s;
+  std::vector<double> f(nvs), b(nvs), dev_params(p, 0), dev_fb(p, 0);
+  for (int vs = 0; vs < nvs; ++vs) {
+    f[vs] = r.stages[vs].fwd_exec.step_time_s;
+    b[vs] = r.stages[vs].bwd_exec.step_time_s;
+    dev_params[vs % p] += r.stages[vs].params;
+    dev_fb[vs % p] += f[vs] + b[vs];
   }
   // Activations (and their gradients) cross stages as one b x s x h bf16 tensor (s/tp of it per
   // rank with sequence parallelism), between the same TP rank of adjacent stages.
-  if (p > 1) {
+  if (nvs > 1) {
     const double bytes =
         2.0 * o.micro_batch * o.seq * m.d_model / (o.sequence_parallel && o.tp > 1 ? o.tp : 1);
     // Every TP rank of a stage sends its share at once: one transfer per TP rank, together.
@@ -166,13 +205,14 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
       pairs.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
     r.p2p_s = o.pp_comm_scale * coll.concurrent_time(models::CollOp::kSendRecv, bytes, pairs);
   }
-  r.pipeline = simulate_pipeline(o.schedule, micro, f, b, r.p2p_s);
+  r.pipeline = simulate_pipeline(o.schedule, micro, f, b, r.p2p_s, v);
   std::vector<int> last_op(p, -1), last_bwd(p, -1);
   for (int k = 0; k < static_cast<int>(r.pipeline.size()); ++k) {
     const PipeOp& op = r.pipeline[k];
     if (last_op[op.stage] < 0 || op.end_s >= r.pipeline[last_op[op.stage]].end_s)
       last_op[op.stage] = k;
-    if (op.backward && op.micro == micro - 1) last_bwd[op.stage] = k;
+    if (op.backward && (last_bwd[op.stage] < 0 || op.end_s >= r.pipeline[last_bwd[op.stage]].end_s))
+      last_bwd[op.stage] = k;
   }
   for (int st = 0; st < p; ++st)
     r.pipeline_s = std::max(r.pipeline_s, r.pipeline[last_op[st]].end_s);
@@ -184,7 +224,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     const PipeOp& lb = r.pipeline[last_bwd[st]];
     double t = lb.end_s;
     double comm_end = lb.end_s;
-    const double params = r.stages[st].params;
+    const double params = dev_params[st];
     if (o.dp > 1) {
       // The stage's tp DP groups (one per TP rank) reduce the same buckets at the same time, on
       // one fabric.
@@ -230,7 +270,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   double walked = 0;
   for (int k = last_op[crit]; k >= 0;) {
     const PipeOp& op = r.pipeline[k];
-    const StageGraphs& sg = r.stages[op.stage];
+    const StageGraphs& sg = r.stages[op.vstage];
     add_classes(r.critical_s, op.backward ? sg.bwd_by_class : sg.fwd_by_class, 1.0);
     walked += op.end_s - op.start_s;
     if (op.binder >= 0) {
@@ -255,8 +295,8 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   (void)walked;
   // Bubble: stage 0's idle time inside the pipeline phase, against m x (F + B) of the slowest.
   for (int st = 0; st < p; ++st)
-    r.ideal_pipeline_s = std::max(r.ideal_pipeline_s, micro * (f[st] + b[st]));
-  r.bubble_s = r.pipeline_s - micro * (f[0] + b[0]);
+    r.ideal_pipeline_s = std::max(r.ideal_pipeline_s, micro * dev_fb[st]);
+  r.bubble_s = r.pipeline_s - micro * dev_fb[0];
   // Throughput and utilisation.
   const double tokens = double(o.global_batch) * o.seq;
   r.tokens_per_s = tokens / r.step_s;
@@ -271,7 +311,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   const double peak = gpu.matmul_peak(hw::Precision::kBf16) * gpus;
   r.mfu = r.model_flops / r.step_s / peak;
   r.hfu = r.hardware_flops / r.step_s / peak;
-  for (int st = 0; st < p; ++st) r.memory.push_back(stage_memory(m, o, st, r.stages[st].params));
+  for (int st = 0; st < p; ++st) r.memory.push_back(stage_memory(m, o, st, dev_params[st]));
   r.collectives_simulated = coll.simulated();
   return r;
 }

@@ -381,3 +381,38 @@ TEST_CASE("DP exposes only the last bucket when the reduction keeps up", "[analy
   REQUIRE(full < per_bucket);  // the premise: the reduction keeps up
   CHECK(r.dp_exposed_s == Approx(last).epsilon(1e-9));
 }
+
+// Interleaved 1F1B (Narayanan et al. 2021 sec. 2.2.2): each device holds v chunks of F/v and B/v;
+// the fill and drain shrink to (p-1)(F + B)/v, so the bubble is (p-1)/(m v) of m(F + B).
+TEST_CASE("the interleaved bubble is (p-1)/(m v) of the ideal", "[analytic]") {
+  for (int p : {2, 4})
+    for (int v : {2, 3})
+      for (int m : {4, 8, 16}) {
+        const double F = 1.0, B = 2.0;
+        const auto ops =
+            simulate_pipeline(PipeSchedule::kInterleaved, m, std::vector<double>(p * v, F / v),
+                              std::vector<double>(p * v, B / v), 0.0, v);
+        double end = 0;
+        for (const auto& op : ops) end = std::max(end, op.end_s);
+        const double ideal = m * (F + B);
+        INFO("p " << p << " v " << v << " m " << m);
+        CHECK(ops.size() == static_cast<std::size_t>(2 * p * v * m));
+        CHECK((end - ideal) / ideal == Approx(double(p - 1) / (m * v)).epsilon(1e-9));
+      }
+}
+
+// Korthikanti et al. 2022 sec. 4.2.3 and Fig. 1 (REFERENCE.md 4.1): with the interleaved schedule
+// the first device holds L (1 + (p-1)/(pv)) layers' activations. 175B (t 8, p 8, v 3, b 1):
+// sbh (13 + 10) x 96 x (1 + 7/24) = 66.84 GiB; 530B (t 8, p 35, v 3; a 128, h 20480):
+// sbh (13 + 8) x 105 x (1 + 34/105) = 114.02 GiB (the paper's figures; 0.01 GiB: two decimals).
+TEST_CASE("interleaved activation memory matches Korthikanti's 175B and 530B", "[analytic]") {
+  ParallelOptions o;
+  o.tp = 8, o.dp = 1, o.micro_batch = 1, o.seq = 2048;
+  o.schedule = PipeSchedule::kInterleaved, o.virtual_stages = 3;
+  o.pp = 8, o.global_batch = 64;
+  CHECK(stage_memory(megatron_gpt(12288, 96, 96), o, 0, 0).activations / kGiB ==
+        Approx(66.84).margin(0.01));
+  o.pp = 35, o.global_batch = 280;
+  CHECK(stage_memory(megatron_gpt(20480, 128, 105), o, 0, 0).activations / kGiB ==
+        Approx(114.02).margin(0.01));
+}
