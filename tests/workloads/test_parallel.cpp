@@ -287,6 +287,13 @@ TEST_CASE("bad parallel blocks are reported with file:line:col", "[config]") {
       "study:\n  model: gpt3-175b\n  gpu: h100\n  parallel:\n    system: dgx-h100\n"
       "    tp: 8\n");
   CHECK(e.find(":3:8: study.gpu: not used with parallel:") != std::string::npos);
+  e = study_error(head +
+                  "    system: dgx-a100-superpod-32\n    gpus: 64\n    tp: 8\n    pp: 8\n"
+                  "    global_batch: 12\n    schedule: interleaved\n    virtual_stages: 5\n");
+  CHECK(e.find(":8:19: study.parallel.global_batch: the interleaved schedule needs micro-batches "
+               "per pipeline (12) to be a multiple of pp (8)") != std::string::npos);
+  CHECK(e.find(":10:21: study.parallel.virtual_stages: pp x virtual_stages = 8 x 5 does not "
+               "divide the model's 96 layers") != std::string::npos);
 }
 
 // Doubling DP at a fixed per-GPU batch (global batch doubled) keeps every stage's compute and the
