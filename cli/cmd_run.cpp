@@ -10,7 +10,9 @@
 #include "cli/output.hpp"
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
+#include "hw/system_loader.hpp"
 #include "workloads/e2e_compare.hpp"
+#include "workloads/parallel_config.hpp"
 #include "workloads/study.hpp"
 
 namespace ridge::cli {
@@ -70,10 +72,39 @@ bool is_graph_yaml(const std::string& path) {
   return false;
 }
 
+// A parallel training step on a system (the study's `parallel:` block).
+int run_parallel_study(const std::string& path, const workloads::Study& study,
+                       const RunOutputs& out) {
+  const workloads::ModelConfig model = workloads::load_model_config(study.model_path);
+  if (!model.is_transformer())
+    throw std::invalid_argument("parallel training needs a transformer model file");
+  const hw::SystemSpec sys = hw::find_system(study.parallel->system);
+  workloads::ParallelResult r =
+      workloads::run_parallel(model.transformer(), *study.parallel, sys, study.mode);
+  for (const auto& w : study.what_ifs)
+    r.what_ifs.push_back(workloads::run_parallel_what_if(model.transformer(), *study.parallel, sys,
+                                                         study.mode, r,
+                                                         workloads::parse_parallel_what_if(w)));
+  std::vector<std::pair<std::string, std::string>> files = study.files;
+  for (const auto& f : model.files) files.push_back(f);
+  for (const auto& f : sys.files) files.push_back(f);
+  if (!out.trace.empty()) write_file_atomically(out.trace, workloads::parallel_trace_json(r));
+  nlohmann::json j = workloads::parallel_report_json(r);
+  j["study"] = path;
+  j["provenance"] = provenance(files);
+  emit(out.json,
+       workloads::parallel_report_text(r, model.transformer().name) + "\n" + provenance_text(files),
+       j);
+  return 0;
+}
+
 int run_study_file(const std::string& path, const RunOutputs& out) {
   workloads::Study study = workloads::load_study(path);
   for (const auto& w : out.what_ifs) {
-    workloads::parse_what_if(w);  // rejects a bad one before any work
+    if (study.parallel)
+      workloads::parse_parallel_what_if(w);
+    else
+      workloads::parse_what_if(w);  // rejects a bad one before any work
     study.what_ifs.push_back(w);
   }
   if (out.mode == "detailed")
@@ -85,6 +116,7 @@ int run_study_file(const std::string& path, const RunOutputs& out) {
   // Refuse a bad output target before any work (again before writing, in OutputSet::commit).
   for (const std::string* p : {&out.trace, &out.svg, &out.timeline_svg})
     if (!p->empty()) check_output_target(*p);
+  if (study.parallel) return run_parallel_study(path, study, out);
   const workloads::StudyResult r = workloads::run_study(study);
   std::vector<std::pair<std::string, std::string>> files = study.files;
   for (const auto& f : r.model.files) files.push_back(f);
@@ -100,6 +132,15 @@ int run_study_file(const std::string& path, const RunOutputs& out) {
   j["provenance"] = provenance(files);
   emit(out.json, workloads::report_text(r) + "\n" + provenance_text(files), j);
   return 0;
+}
+
+void describe_parallel(std::string& text, nlohmann::json& j) {
+  Table t({"key", "default", "meaning"});
+  for (const auto& k : workloads::parallel_keys()) {
+    t.row({k.key, k.fallback, k.meaning});
+    j.push_back({{"key", k.key}, {"default", k.fallback}, {"meaning", k.meaning}});
+  }
+  text = "study.parallel: parallel training steps on a system (docs/parallel.md)\n" + t.str();
 }
 
 void register_run(CLI::App& app, Action& action) {

@@ -9,6 +9,7 @@
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
 #include "models/op_cost.hpp"
+#include "workloads/parallel_config.hpp"
 
 namespace ridge::workloads {
 
@@ -160,16 +161,30 @@ Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
       for (std::size_t i = 0; i < list->items.size(); ++i) {
         if (list->items[i].kind != hw::ConfigNode::Kind::kScalar) continue;  // reported above
         try {
-          parse_what_if(list->items[i].scalar);
+          if (m->has("parallel"))
+            parse_parallel_what_if(list->items[i].scalar);
+          else
+            parse_what_if(list->items[i].scalar);
         } catch (const std::invalid_argument& e) {
           sink.add(list->items[i], fmt::format("{}[{}]", m->key_path("what_if"), i), e.what());
         }
       }
     }
+    if (m->has("parallel")) {
+      if (auto p = m->map("parallel")) s.parallel = read_parallel(*p, s.model_path);
+      // A parallel study runs one training step on the system's GPUs: a GPU or workloads of its
+      // own would be silently unused.
+      for (const char* k : {"gpu", "workload", "workloads"})
+        if (m->has(k))
+          sink.add(*m->child(k, false), m->key_path(k),
+                   "not used with parallel: (the GPU comes from parallel.system; the step is the "
+                   "parallel block's)");
+    }
     if (m->has("workload")) {
       if (auto w = m->map("workload")) s.workloads.push_back(read_workload(*w));
     }
-    if (const hw::ConfigNode* list = m->child("workloads", !m->has("workload"))) {
+    if (const hw::ConfigNode* list =
+            m->child("workloads", !m->has("workload") && !m->has("parallel"))) {
       if (list->kind != hw::ConfigNode::Kind::kSequence) {
         sink.add(*list, m->key_path("workloads"), "expected a list of workloads");
       } else {

@@ -16,6 +16,7 @@
 #include "workloads/diffusion.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/model_config.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/transformer.hpp"
 
 namespace ridge::workloads {
@@ -49,6 +50,8 @@ struct Study {
   std::vector<std::string> what_ifs;
   TimingMode mode = TimingMode::kFast;
   std::vector<std::pair<std::string, std::string>> files;  ///< study file (path, sha256)
+  /// A parallel training step on a system (`parallel:`), instead of workloads on one GPU.
+  std::optional<ParallelOptions> parallel;
 };
 
 /// Loads a study file. Throws hw::ConfigException (file:line:col: key: message).

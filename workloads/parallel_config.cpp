@@ -1,0 +1,148 @@
+// The `parallel:` block of a study (see workloads/parallel.hpp): strict, defaults as Megatron-LM's
+// (tp = pp = dp = 1, no sequence parallelism, micro-batch 1, 1F1B, no recompute, no distributed
+// optimizer, 25 MB DDP buckets).
+#include <fmt/format.h>
+
+#include "hw/config.hpp"
+#include "hw/system_loader.hpp"
+#include "workloads/parallel_config.hpp"
+
+namespace ridge::workloads {
+
+const std::vector<ParallelKey>& parallel_keys() {
+  static const std::vector<ParallelKey> keys = {
+      {"system", "(required)", "configs/systems name, alias or path"},
+      {"gpus", "the system's", "GPUs used (whole nodes); tp x pp x dp must equal it"},
+      {"tp", "1", "tensor-parallel size (inside a node); divides heads and FFN"},
+      {"pp", "1", "pipeline stages (across nodes); divides the layers"},
+      {"dp", "1", "data-parallel replicas"},
+      {"sequence_parallel", "false", "Megatron sequence parallelism (all-gather/reduce-scatter)"},
+      {"micro_batch", "1", "sequences per micro-batch"},
+      {"global_batch", "micro_batch x dp", "sequences per step; divisible by micro_batch x dp"},
+      {"seq", "2048", "tokens per sequence"},
+      {"schedule", "1f1b", "1f1b | gpipe | interleaved (Megatron's interleaved 1F1B)"},
+      {"virtual_stages", "1", "interleaved: model chunks per device; pp x it divides the layers"},
+      {"recompute", "none", "none | selective (core attention) | full (each layer)"},
+      {"zero", "0", "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather)"},
+      {"bucket_mb", "25", "DDP gradient bucket, MB (1e6 B)"},
+  };
+  return keys;
+}
+
+ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
+  hw::ErrorSink& sink = p.sink();
+  ParallelOptions o;
+  o.system = p.text("system");
+  o.gpus = static_cast<int>(p.integer("gpus", 0, 0, 1 << 24));
+  o.tp = static_cast<int>(p.integer("tp", 1, 1, 1 << 16));
+  o.pp = static_cast<int>(p.integer("pp", 1, 1, 1 << 16));
+  o.dp = static_cast<int>(p.integer("dp", 1, 1, 1 << 24));
+  o.sequence_parallel = p.boolean("sequence_parallel", false);
+  o.micro_batch = p.integer("micro_batch", 1, 1, 1 << 20);
+  o.global_batch = p.integer("global_batch", 0, 0, 1LL << 40);
+  o.seq = p.integer("seq", 2048, 1, 1 << 24);
+  const std::string sched = p.text("schedule", "1f1b");
+  if (sched == "1f1b")
+    o.schedule = PipeSchedule::kOneFOneB;
+  else if (sched == "gpipe")
+    o.schedule = PipeSchedule::kGpipe;
+  else if (sched == "interleaved")
+    o.schedule = PipeSchedule::kInterleaved;
+  else
+    sink.add(*p.child("schedule", false), p.key_path("schedule"),
+             "expected 1f1b, gpipe or interleaved");
+  o.virtual_stages = static_cast<int>(p.integer("virtual_stages", 1, 1, 1 << 16));
+  const std::string rc = p.text("recompute", "none");
+  if (rc == "none")
+    o.recompute = Recompute::kNone;
+  else if (rc == "selective")
+    o.recompute = Recompute::kSelective;
+  else if (rc == "full")
+    o.recompute = Recompute::kFull;
+  else
+    sink.add(*p.child("recompute", false), p.key_path("recompute"),
+             "expected none, selective or full");
+  o.zero = static_cast<int>(p.integer("zero", 0, 0, 3));
+  if (o.zero > 1)
+    sink.add(*p.child("zero", false), p.key_path("zero"),
+             "expected 0 or 1 (ZeRO-2/3 and FSDP are not built yet)");
+  o.bucket_mb = static_cast<double>(p.integer("bucket_mb", 25, 1, 1 << 20));
+  if (o.global_batch == 0) o.global_batch = o.micro_batch * o.dp;
+
+  // Checks against the system and the model, each naming the key it is about.
+  const hw::ConfigNode& at = p.node();
+  auto node = [&](std::string_view key) -> const hw::ConfigNode& {
+    const hw::ConfigNode* n = p.has(key) ? p.child(key, false) : nullptr;
+    return n ? *n : at;
+  };
+  if (!o.system.empty()) {
+    try {
+      const hw::SystemSpec sys = hw::find_system(o.system);
+      if (o.gpus == 0) o.gpus = sys.total_gpus();
+      const std::string why = hw::check_gpu_count(sys, o.gpus);
+      if (!why.empty()) sink.add(node("gpus"), p.key_path("gpus"), why);
+    } catch (const std::exception& e) {
+      sink.add(node("system"), p.key_path("system"), e.what());
+    }
+  }
+  const long long used = static_cast<long long>(o.tp) * o.pp * o.dp;
+  if (o.gpus > 0 && used != o.gpus)
+    sink.add(node(p.has("dp") ? "dp" : "tp"), p.key_path(p.has("dp") ? "dp" : "tp"),
+             fmt::format("tp x pp x dp = {} x {} x {} = {} GPUs, but {} GPUs are used{}", o.tp,
+                         o.pp, o.dp, used, o.gpus,
+                         p.has("gpus") ? "" : " (the whole system; set gpus: to use fewer)"));
+  if (o.schedule == PipeSchedule::kInterleaved) {
+    if (o.virtual_stages < 2)
+      sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
+               "the interleaved schedule needs virtual_stages >= 2");
+    if (o.pp < 2)
+      sink.add(node("pp"), p.key_path("pp"), "the interleaved schedule needs pp >= 2");
+    else if (o.global_batch % (o.micro_batch * o.dp) == 0 && o.micro_batches() % o.pp != 0)
+      sink.add(node("global_batch"), p.key_path("global_batch"),
+               fmt::format("the interleaved schedule needs micro-batches per pipeline ({}) to be "
+                           "a multiple of pp ({})",
+                           o.micro_batches(), o.pp));
+  } else if (o.virtual_stages != 1) {
+    sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
+             "virtual_stages is for schedule: interleaved");
+  }
+  if (o.global_batch % (o.micro_batch * o.dp) != 0)
+    sink.add(node("global_batch"), p.key_path("global_batch"),
+             fmt::format("global_batch {} is not divisible by micro_batch x dp = {} x {}",
+                         o.global_batch, o.micro_batch, o.dp));
+  try {
+    const ModelConfig mc = load_model_config(model_path);
+    if (!mc.is_transformer()) {
+      sink.add(at, p.path(), "parallel training needs a transformer model file");
+    } else {
+      const TransformerConfig& m = mc.transformer();
+      if (m.heads % o.tp != 0)
+        sink.add(node("tp"), p.key_path("tp"),
+                 fmt::format("tp {} does not divide the model's {} heads", o.tp, m.heads));
+      if (m.kv_heads % o.tp != 0 && m.heads % o.tp == 0)
+        sink.add(node("tp"), p.key_path("tp"),
+                 fmt::format("tp {} does not divide the model's {} KV heads", o.tp, m.kv_heads));
+      if (m.ffn % o.tp != 0)
+        sink.add(node("tp"), p.key_path("tp"),
+                 fmt::format("tp {} does not divide the model's FFN width {}", o.tp, m.ffn));
+      const bool inter = o.schedule == PipeSchedule::kInterleaved;
+      if (inter && m.layers % (o.pp * o.virtual_stages) != 0)
+        sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
+                 fmt::format("pp x virtual_stages = {} x {} does not divide the model's {} layers",
+                             o.pp, o.virtual_stages, m.layers));
+      if (m.layers % o.pp != 0)
+        sink.add(node("pp"), p.key_path("pp"),
+                 fmt::format("pp {} does not divide the model's {} layers", o.pp, m.layers));
+      if (o.sequence_parallel && o.seq % o.tp != 0)
+        sink.add(
+            node("seq"), p.key_path("seq"),
+            fmt::format("seq {} is not divisible by tp {} (sequence parallelism)", o.seq, o.tp));
+    }
+  } catch (const std::exception&) {
+    // The model file's own errors are reported when it is loaded for the run.
+  }
+  p.finish();
+  return o;
+}
+
+}  // namespace ridge::workloads

@@ -1,0 +1,417 @@
+// One pipeline stage's micro-batch on one rank, Megatron-LM style (see workloads/parallel.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "hw/nccl_tuning.hpp"
+#include "models/collective.hpp"
+#include "workloads/analysis.hpp"
+#include "workloads/builder_util.hpp"
+#include "workloads/op_timer.hpp"
+#include "workloads/parallel.hpp"
+
+namespace ridge::workloads {
+
+struct CollectiveTimes::Impl {
+  hw::NcclTuning tuning;
+  struct Entry {
+    double time_s;
+    int sm_blocks;
+  };
+  std::unordered_map<std::string, Entry> memo;
+};
+
+CollectiveTimes::CollectiveTimes(const hw::SystemSpec& system)
+    : system_(system), impl_(std::make_shared<Impl>()) {
+  impl_->tuning = hw::load_nccl_tuning(system.nccl.version);
+}
+
+double CollectiveTimes::time(models::CollOp op, double bytes, const std::vector<int>& ranks) {
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  return lookup(op, bytes, {ranks}).first;
+}
+
+double CollectiveTimes::concurrent_time(models::CollOp op, double bytes,
+                                        const std::vector<std::vector<int>>& groups) {
+  if (groups.empty() || groups.front().size() < 2 || bytes <= 0) return 0;
+  return lookup(op, bytes, groups).first;
+}
+
+int CollectiveTimes::sm_blocks(models::CollOp op, double bytes, const std::vector<int>& ranks) {
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  return lookup(op, bytes, {ranks}).second;
+}
+
+std::pair<double, int> CollectiveTimes::lookup(models::CollOp op, double bytes,
+                                               const std::vector<std::vector<int>>& groups) {
+  // Shape: the ranks relative to the first rank's node, so a TP group on node 5 and one on node 0
+  // share a memo entry (every node of a system is alike; rail-optimised leaves are too).
+  const int per_node = system_.node.gpus;
+  int low = groups.front().front();
+  for (const auto& g : groups)
+    for (int r : g) low = std::min(low, r);
+  const int base = low / per_node * per_node;
+  std::ostringstream key;
+  key << static_cast<int>(op) << ':' << bytes;
+  for (const auto& g : groups) {
+    key << '|';
+    for (int r : g) key << ',' << r - base;
+  }
+  auto it = impl_->memo.find(key.str());
+  if (it != impl_->memo.end()) return {it->second.time_s, it->second.sm_blocks};
+  // models::simulate_collective builds a fabric of exactly the group's size and a tuner that
+  // assumes the ranks fill nodes in order; a strided group (a DP group with one rank per node)
+  // needs the fabric up to its last rank and NCCL's model seeing its real nodes x ranks per node,
+  // and concurrent groups need one fabric. So the same steps are done here: a fabric of whole
+  // nodes, shifted to the system's first node (the same links, always inside the system), a tuner
+  // on a copy of the system whose node holds as many GPUs as a group has in one node, every group
+  // started at once; the time is the last one's.
+  std::vector<models::CollectiveRequest> reqs;
+  int top = 0;
+  for (const auto& g : groups) {
+    models::CollectiveRequest req;
+    req.op = op;
+    req.bytes = bytes;
+    req.gpus = static_cast<int>(g.size());
+    req.ranks = g;
+    for (int& r : req.ranks) r -= base, top = std::max(top, r);
+    reqs.push_back(std::move(req));
+  }
+  const auto& first = reqs.front().ranks;
+  int in_node = 0;
+  for (int r : first) in_node += r / per_node == first.front() / per_node;
+  hw::SystemSpec tuned = system_;
+  if (system_.network.kind != hw::NetworkKind::kNvlinkDomain)
+    tuned.node.gpus = std::max(1, in_node);
+  const int fabric_gpus = std::min(system_.total_gpus(), (top / per_node + 1) * per_node);
+  sim::Simulator sim;
+  sim::FlowNetwork net(sim);
+  const models::Fabric fabric(system_, fabric_gpus, net);
+  const models::NcclTuner tuner(tuned, impl_->tuning, reqs.front().gpus);
+  Impl::Entry e{0, 0};
+  for (const auto& req : reqs)
+    models::start_collective(sim, net, fabric, tuner, req, [&e](const models::CollectiveResult& r) {
+      e.time_s = std::max(e.time_s, r.time_s);
+      e.sm_blocks = std::max(e.sm_blocks, r.sm_blocks);
+    });
+  sim.run();
+  ++simulated_;
+  impl_->memo.emplace(key.str(), e);
+  return {e.time_s, e.sm_blocks};
+}
+
+int place_rank(const ParallelOptions& o, int t, int stage, int d) {
+  return t + o.tp * (stage + o.pp * d);
+}
+
+namespace {
+
+using C = Category;
+
+struct Dims {
+  long long b, s, T, h, ffn, V;  // micro-batch, seq, tokens, hidden, ffn, vocab
+  int a, t, hd;                  // heads, tp, head dim
+  bool sp;
+};
+
+std::vector<int> tp_group(const ParallelOptions& o, int stage) {
+  std::vector<int> r;
+  for (int t = 0; t < o.tp; ++t) r.push_back(place_rank(o, t, stage, 0));
+  return r;
+}
+
+class StageBuilder {
+ public:
+  StageBuilder(Graph& g, const TransformerConfig& m, const ParallelOptions& o, int stage,
+               CollectiveTimes& coll, const hw::GpuSpec& gpu, TimingMode mode)
+      : e_(g), m_(m), o_(o), coll_(coll), group_(tp_group(o, stage)), gpu_(gpu), mode_(mode) {
+    d_.b = o.micro_batch, d_.s = o.seq, d_.T = d_.b * d_.s, d_.h = m.d_model, d_.ffn = m.ffn;
+    d_.V = m.vocab, d_.a = m.heads, d_.t = o.tp, d_.hd = m.head_dim,
+    d_.sp = o.sequence_parallel && o.tp > 1;
+  }
+  Emitter& e() { return e_; }
+  const Dims& d() const { return d_; }
+  int collectives = 0;
+  double comm_s = 0;
+
+  // A TP collective over the stage's group: bytes is nccl-tests' size (all-reduce and the
+  // all-gather's output / reduce-scatter's input: the full T x h bf16 activation).
+  void tp(const std::string& name, models::CollOp op) { tp_op(name, op, false, {}); }
+  // A TP collective; `async`: on the communication stream (Megatron's backward issues it
+  // asynchronously and waits for it later), depending on `deps`. Returns its id (-1: none).
+  int tp_op(const std::string& name, models::CollOp op, bool async, const std::vector<int>& deps) {
+    if (d_.t < 2) return -1;
+    const double bytes = 2.0 * d_.T * d_.h;
+    const double t = coll_.time(op, bytes, group_) * o_.tp_comm_scale;
+    if (t <= 0) return -1;  // removed by a what-if (tp_comm*0)
+    OpNode n;
+    n.name = "tp." + name;
+    // Asynchronous NCCL calls run beside the GEMMs: modelled on a copy engine, which the
+    // executor overlaps with compute (the few SMs NCCL's kernel takes are not taken from the
+    // GEMM: see workloads/parallel.hpp).
+    n.kind = async ? NodeKind::kCopy : NodeKind::kKernel;
+    n.category = C::kCommunication;
+    n.fixed_time_s = t;
+    n.layer = e_.layer;
+    const int saved = e_.stream;
+    if (async) e_.stream = 1;
+    const int id = e_.add(std::move(n), deps);
+    e_.stream = saved;
+    ++collectives;
+    comm_s += t;
+    return id;
+  }
+  // The compute stream waits for `id` (cudaStreamWaitEvent / handle.wait()).
+  void wait(int id) {
+    if (id < 0) return;
+    OpNode w;
+    w.name = "tp.wait";
+    w.kind = NodeKind::kWait;
+    w.category = C::kCommunication;
+    w.host_dispatches = 0;
+    w.kernels = 0;
+    e_.add(std::move(w), {id});
+  }
+  // A column-parallel Linear's backward as Megatron-LM's LinearWithGradAccumulationAndAsync-
+  // Communication runs it: with SP, all-gather the saved (sharded) input asynchronously while dX
+  // is computed; then reduce-scatter (SP) or all-reduce dX asynchronously while dW is computed
+  // (dW needs the gathered input); the next op waits for dX's collective.
+  void column_bwd(const std::string& n, const std::string& region, long long din, long long dout) {
+    const int prev = static_cast<int>(e_.graph().size()) - 1;
+    int ag = -1;
+    if (d_.sp)
+      ag = tp_op(region + ".all_gather_input", models::CollOp::kAllGather, true,
+                 prev >= 0 ? std::vector<int>{prev} : std::vector<int>{});
+    const double bytes = 2.0 * d_.T * d_.h;
+    const int dx = e_.gemm(n + ".dX", d_.T, din, dout);
+    if (ag >= 0) {
+      OpNode& g = e_.graph().op(dx);
+      const auto op = models::CollOp::kAllGather;
+      g.fixed_time_s = overlapped(g.op, coll_.time(op, bytes, group_) * o_.tp_comm_scale,
+                                  coll_.sm_blocks(op, bytes, group_));
+    }
+    const auto rop = d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
+    const int red = tp_op(region + (d_.sp ? ".reduce_scatter" : ".all_reduce"), rop, true, {dx});
+    wait(ag);
+    const int dw = e_.gemm(n + ".dW", din, dout, d_.T);
+    if (red >= 0) {
+      OpNode& g = e_.graph().op(dw);
+      g.fixed_time_s = overlapped(g.op, coll_.time(rop, bytes, group_) * o_.tp_comm_scale,
+                                  coll_.sm_blocks(rop, bytes, group_));
+    }
+    wait(red);
+  }
+  // Entering a TP region: identity forward (all-reduce backward), or all-gather with SP.
+  void enter_fwd(const std::string& n) {
+    if (d_.sp) tp(n + ".all_gather", models::CollOp::kAllGather);
+  }
+  // Leaving a TP region: all-reduce forward (identity backward), or reduce-scatter with SP.
+  void leave_fwd(const std::string& n) {
+    tp(n + (d_.sp ? ".reduce_scatter" : ".all_reduce"),
+       d_.sp ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce);
+  }
+  void leave_bwd(const std::string& n) {
+    if (d_.sp) tp(n + ".all_gather", models::CollOp::kAllGather);
+  }
+  long long norm_rows() const { return d_.sp ? d_.T / d_.t : d_.T; }
+
+  void layernorm(const std::string& n) {
+    e_.kernel(n, C::kElementwise, "layernorm",
+              {{"rows", norm_rows()}, {"cols", d_.h}, {"dtype", "bf16"}});
+  }
+  void layernorm_bwd(const std::string& n) {
+    const double N = double(norm_rows()) * d_.h;
+    e_.pass(n + ".bwd", C::kElementwise, 6.0 * N, 2.0 * N + 8.0 * d_.h, 8.0 * N);
+  }
+  // Fused bias + dropout + residual add (Megatron's bias_dropout_add_fused): reads x, residual,
+  // writes the output and the 1-byte mask.
+  void bias_dropout_add(const std::string& n, bool bwd) {
+    const double N = double(norm_rows()) * d_.h;
+    e_.pass(n + (bwd ? ".bwd" : ""), C::kElementwise, bwd ? 3.0 * N : 4.0 * N,
+            bwd ? 4.0 * N : 3.0 * N, N);
+  }
+  // QK^T, scale-mask-softmax and dropout on b x a/t heads.
+  void core_scores() {
+    const long long bh = d_.b * d_.a / d_.t;
+    e_.gemm("attn.qk", d_.s, d_.s, d_.hd, bh);
+    e_.kernel("attn.softmax", C::kAttention, "softmax",
+              {{"rows", bh * d_.s}, {"cols", d_.s}, {"dtype", "bf16"}});
+    const double S = double(bh) * d_.s * d_.s;
+    e_.pass("attn.dropout", C::kAttention, 2.0 * S, 3.0 * S, S);
+  }
+  void layer_fwd() {
+    const long long h_t = d_.h / d_.t, f_t = d_.ffn / d_.t;
+    layernorm("ln1");
+    enter_fwd("attn");
+    e_.gemm("attn.qkv", d_.T, 3 * h_t, d_.h);
+    core_scores();
+    e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
+    e_.gemm("attn.proj", d_.T, d_.h, h_t);
+    leave_fwd("attn");
+    bias_dropout_add("attn.bda", false);
+    layernorm("ln2");
+    enter_fwd("mlp");
+    e_.gemm("mlp.fc1", d_.T, f_t, d_.h);
+    e_.elementwise("mlp.bias_gelu", "gelu", d_.T * f_t, "bf16");
+    e_.gemm("mlp.fc2", d_.T, d_.h, f_t);
+    leave_fwd("mlp");
+    bias_dropout_add("mlp.bda", false);
+  }
+  // A Linear's backward: dX (T x d_in from d_out) and dW (d_in x d_out over T).
+  void linear_bwd(const std::string& n, long long din, long long dout) {
+    e_.gemm(n + ".dX", d_.T, din, dout);
+    e_.gemm(n + ".dW", din, dout, d_.T);
+  }
+  void layer_bwd(Recompute rc) {
+    const long long h_t = d_.h / d_.t, f_t = d_.ffn / d_.t;
+    const long long bh = d_.b * d_.a / d_.t;
+    const double S = double(bh) * d_.s * d_.s;
+    if (rc == Recompute::kFull) {
+      const std::string p = e_.prefix;
+      e_.prefix = p + "recompute.";
+      layer_fwd();
+      e_.prefix = p;
+    }
+    bias_dropout_add("mlp.bda", true);
+    leave_bwd("mlp");
+    linear_bwd("mlp.fc2", f_t, d_.h);
+    e_.elementwise("mlp.bias_gelu.bwd", "mul", d_.T * f_t, "bf16");
+    column_bwd("mlp.fc1", "mlp", d_.h, f_t);
+    layernorm_bwd("ln2");
+    bias_dropout_add("attn.bda", true);
+    leave_bwd("attn");
+    linear_bwd("attn.proj", h_t, d_.h);
+    if (rc == Recompute::kSelective) {
+      // Megatron-LM checkpoints CoreAttention whole (_checkpointed_attention_forward): QK^T,
+      // softmax, dropout and the product with V are re-run before its backward.
+      const std::string p = e_.prefix;
+      e_.prefix = p + "recompute.";
+      core_scores();
+      e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
+      e_.prefix = p;
+    }
+    // AV backward: dP = dO V^T (s x s over hd), dV = P^T dO (s x hd over s).
+    e_.gemm("attn.av.dP", d_.s, d_.s, d_.hd, bh);
+    e_.gemm("attn.av.dV", d_.s, d_.hd, d_.s, bh);
+    e_.pass("attn.dropout.bwd", C::kAttention, 3.0 * S, 2.0 * S, S);
+    e_.pass("attn.softmax.bwd", C::kAttention, 4.0 * S, 2.0 * S, 3.0 * S);
+    // QK^T backward: dQ = dS K, dK = dS^T Q (s x hd over s each).
+    e_.gemm("attn.qk.dQ", d_.s, d_.hd, d_.s, bh);
+    e_.gemm("attn.qk.dK", d_.s, d_.hd, d_.s, bh);
+    column_bwd("attn.qkv", "attn", d_.h, 3 * h_t);
+    layernorm_bwd("ln1");
+  }
+  // Vocab-parallel embedding lookup: each rank gathers its vocabulary shard, then the region's
+  // exit collective combines the shards.
+  void embedding_fwd() {
+    e_.pass("embedding", C::kElementwise, 2.0 * d_.T * d_.h, 2.0 * d_.T * d_.h);
+    leave_fwd("embedding");
+  }
+  void embedding_bwd() {
+    leave_bwd("embedding");
+    e_.pass("embedding.bwd", C::kElementwise, 2.0 * d_.T * d_.h, 4.0 * d_.T * d_.h);
+  }
+  void head_fwd() {
+    layernorm("final_ln");
+    enter_fwd("head");
+    e_.gemm("lm_head", d_.T, d_.V / d_.t, d_.h);
+    e_.kernel("loss", C::kElementwise, "cross_entropy",
+              {{"rows", d_.T}, {"vocab", d_.V / d_.t}, {"dtype", "bf16"}, {"pass", "fwd"}});
+  }
+  void head_bwd() {
+    e_.kernel("loss.bwd", C::kElementwise, "cross_entropy",
+              {{"rows", d_.T}, {"vocab", d_.V / d_.t}, {"dtype", "bf16"}, {"pass", "bwd"}});
+    column_bwd("lm_head", "head", d_.h, d_.V / d_.t);
+    layernorm_bwd("final_ln");
+  }
+
+ private:
+  Emitter e_;
+  const TransformerConfig& m_;
+  const ParallelOptions& o_;
+  CollectiveTimes& coll_;
+  std::vector<int> group_;
+  const hw::GpuSpec& gpu_;
+  TimingMode mode_;
+  std::map<int, hw::GpuSpec> reduced_;  // the GPU less n SMs, by n
+  Dims d_{};
+
+  // A GEMM beside a collective of `comm_s` whose kernel holds `blocks` SMs: the kernel model's
+  // time on the GPU less those SMs while they overlap, on the whole GPU after (the work left
+  // when the collective ends runs at the full rate).
+  double overlapped(const models::OpSpec& op, double comm_s, int blocks) {
+    const double full = op_time(gpu_, op, mode_);
+    if (comm_s <= 0 || blocks <= 0 || blocks >= gpu_.sm.count) return full;
+    auto it = reduced_.find(blocks);
+    if (it == reduced_.end()) {
+      WhatIf w;
+      w.target = "sm_count";
+      w.gpu_figure = true;
+      w.factor = double(gpu_.sm.count - blocks) / gpu_.sm.count;
+      it = reduced_.emplace(blocks, scaled_gpu(gpu_, w)).first;
+    }
+    const double slow = op_time(it->second, op, mode_);
+    if (comm_s >= slow) return slow;
+    return comm_s + (1 - comm_s / slow) * full;
+  }
+};
+
+}  // namespace
+
+StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, int stage,
+                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode) {
+  StageGraphs sg;
+  const int per = m.layers / o.pp;
+  sg.first_layer = stage * per;
+  sg.layers = per;
+  const bool first = stage == 0, last = stage == o.pp - 1;
+  {
+    StageBuilder b(sg.forward, m, o, stage, coll, gpu, mode);
+    b.e().host_path = HostPath::kAutogradForward;
+    if (first) b.embedding_fwd();
+    for (int l = 0; l < per; ++l) {
+      b.e().layer = sg.first_layer + l;
+      b.e().prefix = fmt::format("layer{}.", sg.first_layer + l);
+      b.layer_fwd();
+    }
+    b.e().layer = -1;
+    b.e().prefix.clear();
+    if (last) b.head_fwd();
+    sg.tp_fwd_s = b.comm_s;
+    sg.tp_collectives_fwd = b.collectives;
+  }
+  {
+    StageBuilder b(sg.backward, m, o, stage, coll, gpu, mode);
+    b.e().host_path = HostPath::kAutogradBackward;
+    if (last) b.head_bwd();
+    for (int l = per - 1; l >= 0; --l) {
+      b.e().layer = sg.first_layer + l;
+      b.e().prefix = fmt::format("layer{}.", sg.first_layer + l);
+      b.layer_bwd(o.recompute);
+    }
+    b.e().layer = -1;
+    b.e().prefix.clear();
+    if (first) b.embedding_bwd();
+    sg.tp_bwd_s = b.comm_s;
+    sg.tp_collectives_bwd = b.collectives;
+  }
+  ExecOptions eo;
+  eo.mode = mode;
+  sg.fwd_exec = execute(sg.forward, gpu, eo);
+  sg.bwd_exec = execute(sg.backward, gpu, eo);
+  sg.fwd_by_class = critical_path(sg.forward, sg.fwd_exec).by_class_s;
+  sg.bwd_by_class = critical_path(sg.backward, sg.bwd_exec).by_class_s;
+  // Parameters on this rank: its layers' weights split over tp (norm weights and row-parallel
+  // biases replicated, counted whole: a rounding at these sizes), embeddings on the first stage,
+  // the LM head (tied: its own copy, as Megatron keeps it) on the last.
+  sg.params = double(m.layer_parameter_count()) * per / o.tp;
+  const double emb = double(m.vocab) * m.d_model / o.tp;
+  if (first) sg.params += emb + double(m.max_positions) * m.d_model;
+  if (last && !(first && m.tied_embeddings)) sg.params += emb;
+  return sg;
+}
+
+}  // namespace ridge::workloads
