@@ -195,15 +195,19 @@ std::string config_dir() {
   return RIDGE_SOURCE_CONFIG_DIR;
 }
 
-std::vector<std::string> list_gpu_config_files() {
+std::vector<std::string> list_config_files(const std::string& subdir) {
   std::vector<std::string> out;
   std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::path(config_dir()) / "hw";
+  const std::filesystem::path dir = std::filesystem::path(config_dir()) / subdir;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<std::string> list_gpu_config_files() {
+  return list_config_files("hw");
 }
 
 namespace {
@@ -213,24 +217,27 @@ std::string lower(std::string s) {
 }
 }  // namespace
 
-std::string resolve_gpu_config(const std::string& name_or_path) {
+std::string resolve_named_config(const std::string& name_or_path, const std::string& subdir,
+                                 const std::string& top_key, const std::string& option,
+                                 const std::string& what) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) return name_or_path;
   const std::string want = lower(name_or_path);
+  const std::vector<std::string> files = list_config_files(subdir);
   std::vector<std::string> names;
-  for (const auto& file : list_gpu_config_files()) {
+  for (const auto& file : files) {
     const std::string stem = std::filesystem::path(file).stem().string();
     names.push_back(stem);
     if (lower(stem) == want) return file;
   }
   // Then names and aliases inside the files (a cheap scan; the files are small).
-  for (const auto& file : list_gpu_config_files()) {
+  for (const auto& file : files) {
     try {
       LoadedConfig c = load_config_file(file);
-      const ConfigNode* gpu = c.root.find("gpu");
-      if (!gpu) continue;
-      if (const ConfigNode* n = gpu->find("name"); n && lower(n->scalar) == want) return file;
-      if (const ConfigNode* a = gpu->find("aliases")) {
+      const ConfigNode* top = c.root.find(top_key);
+      if (!top) continue;
+      if (const ConfigNode* n = top->find("name"); n && lower(n->scalar) == want) return file;
+      if (const ConfigNode* a = top->find("aliases")) {
         for (const auto& item : a->items)
           if (lower(item.scalar) == want) return file;
       }
@@ -238,8 +245,20 @@ std::string resolve_gpu_config(const std::string& name_or_path) {
       // A broken shipped file is reported when it is loaded by name, not while searching.
     }
   }
-  throw ConfigException({{name_or_path, 0, 0, "--gpu",
-                          fmt::format("no such GPU config; shipped: {}", fmt::join(names, ", "))}});
+  std::string best;
+  int best_d = 1 << 30;
+  for (const auto& n : names) {
+    const int d = edit_distance(want, lower(n));
+    if (d < best_d) best_d = d, best = n;
+  }
+  const std::string hint = best_d <= 4 ? fmt::format(" (did you mean '{}'?)", best) : "";
+  throw ConfigException(
+      {{name_or_path, 0, 0, option,
+        fmt::format("no such {}{}; shipped: {}", what, hint, fmt::join(names, ", "))}});
+}
+
+std::string resolve_gpu_config(const std::string& name_or_path) {
+  return resolve_named_config(name_or_path, "hw", "gpu", "--gpu", "GPU config");
 }
 
 GpuSpec find_gpu(const std::string& name_or_path) {

@@ -18,6 +18,16 @@ GpuSpec load_gpu_spec(const std::string& path);
 /// The folder holding Ridge's shipped configs: $RIDGE_CONFIG_DIR, else the source tree's configs/.
 std::string config_dir();
 
+/// Shipped config files of a configs/ subfolder ("hw", "systems"), sorted.
+std::vector<std::string> list_config_files(const std::string& subdir);
+
+/// A shipped config by file path, file stem, or the `name`/`aliases` under `top_key`
+/// (case-insensitive). Throws ConfigException for `option` naming the shipped ones and the
+/// nearest ("no such <what>").
+std::string resolve_named_config(const std::string& name_or_path, const std::string& subdir,
+                                 const std::string& top_key, const std::string& option,
+                                 const std::string& what);
+
 /// Shipped GPU config files (configs/hw/*.yaml), sorted; calibrated overlays included.
 std::vector<std::string> list_gpu_config_files();
 

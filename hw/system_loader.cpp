@@ -308,57 +308,11 @@ SystemSpec load_system_spec(const std::string& path) {
 }
 
 std::vector<std::string> list_system_config_files() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::path(config_dir()) / "systems";
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return list_config_files("systems");
 }
-
-namespace {
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-}  // namespace
 
 std::string resolve_system_config(const std::string& name_or_path) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(name_or_path, ec)) return name_or_path;
-  const std::string want = lower(name_or_path);
-  std::vector<std::string> names;
-  for (const auto& file : list_system_config_files()) {
-    const std::string stem = std::filesystem::path(file).stem().string();
-    names.push_back(stem);
-    if (lower(stem) == want) return file;
-  }
-  for (const auto& file : list_system_config_files()) {
-    try {
-      LoadedConfig c = load_config_file(file);
-      const ConfigNode* sys = c.root.find("system");
-      if (!sys) continue;
-      if (const ConfigNode* n = sys->find("name"); n && lower(n->scalar) == want) return file;
-      if (const ConfigNode* a = sys->find("aliases")) {
-        for (const auto& item : a->items)
-          if (lower(item.scalar) == want) return file;
-      }
-    } catch (const ConfigException&) {
-      // A broken shipped file is reported when it is loaded by name, not while searching.
-    }
-  }
-  std::string best;
-  int best_d = 1 << 30;
-  for (const auto& n : names) {
-    const int d = edit_distance(want, n);
-    if (d < best_d) best_d = d, best = n;
-  }
-  const std::string hint = best_d <= 4 ? fmt::format(" (did you mean '{}'?)", best) : "";
-  throw ConfigException(
-      {{name_or_path, 0, 0, "--system",
-        fmt::format("no such system{}; shipped: {}", hint, fmt::join(names, ", "))}});
+  return resolve_named_config(name_or_path, "systems", "system", "--system", "system");
 }
 
 SystemSpec find_system(const std::string& name_or_path) {
