@@ -174,6 +174,9 @@ def make_modules(torch, nn, F, dist):
         def _enter(self, x):
             if self.tp == 1:
                 return x
+            # bf16 before the all-gather (and the backward all-reduce / reduce-scatter), as
+            # Megatron communicates activations: LayerNorm's output is fp32 under autocast.
+            x = x.to(torch.bfloat16)
             return GatherSeq.apply(x) if self.sp else CopyToTP.apply(x)
 
         def _leave(self, x):
@@ -349,7 +352,7 @@ def build_step(torch, nn, F, dist, args, rank, world, dev):
 
         p.update({"tp": world, "sequence_parallel": sp, "micro_batch": B, "global_batch": B,
                   "tokens_per_step": B * T, "params_count_local": n_local,
-                  "autocast": "bf16", "tp_collectives_per_block":
+                  "autocast": "bf16", "tp_comm_dtype": "bf16", "tp_collectives_per_block":
                   ("forward: 2 all-gather + 2 reduce-scatter; backward: the same" if sp else
                    "forward: 2 all-reduce; backward: 2 all-reduce"),
                   "replicated": "embeddings, ln_f, lm_head (not vocab-parallel)"
