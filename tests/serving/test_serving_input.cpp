@@ -94,6 +94,7 @@ TEST_CASE("a bad serve study: every problem at once with file:line:col",
 TEST_CASE("sdpa_seen_shapes must be whole triples", "[config-errors][serving]") {
   const auto errs = errors_of([] { load_serve_study(data("bad-seen-shapes.yaml")); });
   REQUIRE(errs.size() == 1);
-  CHECK(has(errs, "bad-seen-shapes.yaml:8:23: serve.engine.sdpa_seen_shapes: expected a flat "
-                  "list of (batch, q_len, kv_len) triples; got 5 numbers"));
+  CHECK(has(errs,
+            "bad-seen-shapes.yaml:8:23: serve.engine.sdpa_seen_shapes: expected a flat "
+            "list of (batch, q_len, kv_len) triples; got 5 numbers"));
 }
