@@ -434,7 +434,11 @@ ChakraImport import_chakra_bytes(const std::string& b, const std::string& label)
     last = std::max(last, o.start_ns + o.dur_ns);
     r.ops.push_back(std::move(o));
   }
-  r.span_ns = span ? *span : r.ops.empty() ? 0 : last - first;
+  // An ET without start times (every node at 0: a converter's or a hand-written graph) says
+  // nothing of the run's span: 0, which `ridge run` prints as no comparison.
+  const bool timed = std::any_of(nodes.begin(), nodes.end(),
+                                 [](const pb::Node& x) { return x.start_time_micros() != 0; });
+  r.span_ns = span ? *span : timed ? last - first : 0;
   return c;
 }
 

@@ -173,6 +173,12 @@ TEST_CASE("chakra: a hand-built ET imports to the expected graph", "[unit][chakr
   CHECK(odd.detail["ctrl_deps"] == nlohmann::json::array({1}));
   // First start 100 us, last end 180 + 5 = 185 us: 85 us.
   CHECK(r.span_ns == 85000);
+  // Without start times the ET says nothing of the span: 0 (not the longest node's 7 us).
+  std::string untimed;
+  frame(untimed, pb::GlobalMetadata());
+  frame(untimed, node(1, "a", pb::COMP_NODE, 0, 7));
+  frame(untimed, node(2, "b", pb::COMP_NODE, 0, 3));
+  CHECK(chakra::import_chakra_bytes(untimed, "u.et").run.span_ns == 0);
 }
 
 TEST_CASE("chakra: graph -> ET -> graph keeps ops, durations, kinds and dependencies",
