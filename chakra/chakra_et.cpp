@@ -559,6 +559,78 @@ std::string export_chakra(const ImportedRun& r) {
   return out;
 }
 
+ImportedRun imported_from_graph_yaml(const workloads::GraphFile& f, const hw::GpuSpec& gpu,
+                                     const std::string& source) {
+  using workloads::Category;
+  const workloads::GraphRun run = workloads::run_graph(f, gpu);
+  const workloads::Graph& g = f.graph;
+  ImportedRun r;
+  r.source = source;
+  r.device = gpu.name;
+  std::vector<std::vector<int>> reach(g.size());  // graph node -> imported ops it stands for
+  std::vector<int> op_of(g.size(), -1);
+  double gap_s = 0, first = 1e300, last = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const int id = static_cast<int>(i);
+    const auto& n = g.op(id);
+    const auto& rec = run.exec.ops[i];
+    std::set<int> deps;
+    for (int d : g.deps(id)) {
+      if (op_of[d] >= 0)
+        deps.insert(op_of[d]);
+      else
+        deps.insert(reach[d].begin(), reach[d].end());
+    }
+    if (n.kind != NodeKind::kKernel && n.kind != NodeKind::kCopy) {
+      if (n.kind == NodeKind::kHost) gap_s += rec.duration_s;
+      reach[i].assign(deps.begin(), deps.end());  // waits pass their dependencies on
+      continue;
+    }
+    ImportedOp o;
+    o.name = n.name;
+    o.kind = n.kind;
+    switch (n.category) {
+      case Category::kGemm:
+        o.cls = "gemm";
+        break;
+      case Category::kAttention:
+        o.cls = "attention";
+        break;
+      case Category::kElementwise:
+        o.cls = "elementwise";
+        break;
+      case Category::kMemoryCopy:
+        o.cls = "copy";
+        break;
+      case Category::kOptimizer:
+        o.cls = "optimizer";
+        break;
+      case Category::kCommunication:
+        o.cls = "communication";
+        break;
+      default:
+        o.cls = "other";
+    }
+    o.mapped = n.fixed_time_s <= 0;
+    o.op = o.mapped ? n.op : models::OpSpec::from_json("custom", {{"grid", 1}, {"block", 32}});
+    o.stream = n.stream;
+    o.start_ns = std::llround(rec.start_s * 1e9);
+    o.dur_ns = std::llround(rec.duration_s * 1e9);
+    o.issue_ns = std::llround(rec.issue_s * 1e9);
+    o.host_gap_ns = std::llround(gap_s * 1e9);
+    gap_s = 0;
+    o.deps.assign(deps.begin(), deps.end());
+    first = std::min(first, rec.start_s);
+    last = std::max(last, rec.end_s);
+    op_of[i] = static_cast<int>(r.ops.size());
+    if (std::find(r.streams.begin(), r.streams.end(), o.stream) == r.streams.end())
+      r.streams.push_back(o.stream);
+    r.ops.push_back(std::move(o));
+  }
+  r.span_ns = r.ops.empty() ? 0 : std::llround((last - first) * 1e9);
+  return r;
+}
+
 std::string chakra_import_text(const ChakraImport& c) {
   std::string s = fmt::format(
       "Chakra ET (version {}): {} nodes:", c.version.empty() ? "?" : c.version, c.run.ops.size());

@@ -23,6 +23,7 @@
 #include <map>
 #include <string>
 
+#include "workloads/graph_yaml.hpp"
 #include "workloads/import_kineto.hpp"
 
 namespace ridge::chakra {
@@ -41,6 +42,12 @@ ChakraImport import_chakra_bytes(const std::string& bytes, const std::string& la
 
 /// One rank's ET of an imported graph: its bytes.
 std::string export_chakra(const workloads::ImportedRun& r);
+
+/// A `kind: graph` file's ops as an imported graph, as `ridge run` times them on `gpu`: each
+/// kernel or copy at its executed duration and start, host work before it as its host gap,
+/// dependencies through host, wait and sync nodes resolved to the GPU ops they wait on.
+workloads::ImportedRun imported_from_graph_yaml(const workloads::GraphFile& f,
+                                                const hw::GpuSpec& gpu, const std::string& source);
 
 /// Text summary of an import: nodes by type, then the imported-graph summary.
 std::string chakra_import_text(const ChakraImport& c);

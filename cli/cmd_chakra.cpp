@@ -3,11 +3,13 @@
 // rank's Chakra ET (chakra/chakra_et.hpp, docs/import.md).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "chakra/chakra_et.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "hw/gpu_loader.hpp"
 
 namespace ridge::cli {
 namespace {
@@ -30,12 +32,20 @@ int import_chakra_cmd(const std::string& trace, const std::string& out, bool jso
   return 0;
 }
 
-int export_chakra_cmd(const std::string& graph, const std::string& out, bool json) {
-  std::ifstream in(graph);
-  if (!in) throw std::invalid_argument("export chakra: cannot read " + graph);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded()) throw std::invalid_argument(graph + ": not JSON");
-  const workloads::ImportedRun r = workloads::imported_from_json(doc, graph);
+int export_chakra_cmd(const std::string& graph, const std::string& gpu, const std::string& out,
+                      bool json) {
+  workloads::ImportedRun r;
+  const auto ext = std::filesystem::path(graph).extension();
+  if (ext == ".yaml" || ext == ".yml") {  // a `kind: graph` file, timed as `ridge run` times it
+    const workloads::GraphFile f = workloads::load_graph_yaml(graph);
+    r = chakra::imported_from_graph_yaml(f, hw::find_gpu(gpu.empty() ? f.gpu : gpu), graph);
+  } else {
+    std::ifstream in(graph);
+    if (!in) throw std::invalid_argument("export chakra: cannot read " + graph);
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded()) throw std::invalid_argument(graph + ": not JSON");
+    r = workloads::imported_from_json(doc, graph);
+  }
   const std::string bytes = chakra::export_chakra(r);
   write_file_atomically(out, bytes);
   nlohmann::json j = {{"trace", out}, {"nodes", r.ops.size()}, {"bytes", bytes.size()}};
@@ -66,16 +76,19 @@ void register_chakra(CLI::App& app, Action& action) {
   auto* exp = app.add_subcommand("export", "write a graph in another tool's format");
   exp->require_subcommand(1);
   auto* ec = exp->add_subcommand(
-      "chakra", "an imported graph (ridge.imported_graph/1) as one rank's Chakra ET");
+      "chakra",
+      "an imported graph (ridge.imported_graph/1) or a kind: graph YAML as one rank's Chakra ET");
   auto graph = std::make_shared<std::string>();
   auto eout = std::make_shared<std::string>();
-  ec->add_option("graph", *graph, "the graph file (from ridge import)")
+  ec->add_option("graph", *graph, "the graph file (from ridge import, or kind: graph .yaml)")
       ->required()
       ->check(CLI::ExistingFile);
   ec->add_option("--out", *eout, "the Chakra ET file to write")->required();
+  auto egpu = std::make_shared<std::string>();
+  ec->add_option("--gpu", *egpu, "for a kind: graph YAML: the GPU that times it (default its own)");
   auto* ec_json = add_json_flag(ec);
-  ec->callback([&action, graph, eout, ec_json] {
-    action = [=] { return export_chakra_cmd(*graph, *eout, ec_json->count() > 0); };
+  ec->callback([&action, graph, egpu, eout, ec_json] {
+    action = [=] { return export_chakra_cmd(*graph, *egpu, *eout, ec_json->count() > 0); };
   });
 }
 

@@ -12,6 +12,7 @@
 
 #include "chakra/chakra_et.hpp"
 #include "et_def.pb.h"
+#include "hw/gpu_loader.hpp"
 
 using namespace ridge;
 namespace pb = ChakraProtoMsg;
@@ -302,4 +303,25 @@ TEST_CASE(
   const Run run = run_ridge("run " + graph);
   CHECK(run.status == 0);
   for (const auto& f : {et, graph, back}) std::filesystem::remove(f);
+}
+
+TEST_CASE("chakra: a kind: graph YAML exports at the times ridge run gives it", "[unit][chakra]") {
+  // configs/graphs/overlap.yaml: compute 4 ms + 4 ms on the default stream, a 6 ms all-reduce on
+  // `comm` after the first half. Its own derivation: the step ends at max(4 + 4, 4 + 6) = 10 ms.
+  const std::string path =
+      std::string(RIDGE_WORKLOADS_TEST_DATA) + "/../../../configs/graphs/overlap.yaml";
+  const workloads::GraphFile f = workloads::load_graph_yaml(path);
+  const workloads::ImportedRun r =
+      chakra::imported_from_graph_yaml(f, hw::find_gpu(f.gpu), "overlap.yaml");
+  const workloads::ImportedRun back =
+      chakra::import_chakra_bytes(chakra::export_chakra(r), "overlap.et").run;
+  REQUIRE(back.ops.size() == 3);
+  CHECK(back.ops[0].dur_ns == 4'000'000);
+  CHECK(back.ops[1].dur_ns == 4'000'000);
+  CHECK(back.ops[2].dur_ns == 6'000'000);
+  CHECK(back.ops[2].cls == "communication");
+  CHECK(back.ops[2].start_ns == 4'000'000);
+  CHECK(back.ops[2].deps == std::vector<int>{0});
+  CHECK(back.ops[1].deps.empty());  // stream order, not a dependency
+  CHECK(back.span_ns == 10'000'000);
 }
