@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_collective(app, action);
   ridge::cli::register_serve(app, action);
   ridge::cli::register_import(app, action);
+  ridge::cli::register_chakra(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
