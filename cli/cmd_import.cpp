@@ -45,7 +45,9 @@ int import_kineto_cmd(const std::string& trace, const std::string& out, bool jso
 }  // namespace
 
 int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_given,
-                      const std::string& mode, bool json) {
+                      const std::string& mode, bool json,
+                      const std::vector<std::string>& what_ifs) {
+  for (const auto& w : what_ifs) workloads::parse_what_if(w);  // a bad one before any work
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("run: cannot read " + path);
   const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
@@ -71,7 +73,7 @@ int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_
     m = workloads::TimingMode::kDetailed;
   else if (!mode.empty() && mode != "fast")
     throw std::invalid_argument("--mode: expected fast or detailed");
-  const auto rep = workloads::run_imported(r, base, target ? &*target : nullptr, m);
+  const auto rep = workloads::run_imported(r, base, target ? &*target : nullptr, m, what_ifs);
   std::vector<std::pair<std::string, std::string>> files = base.files;
   if (target)
     for (const auto& f : target->files) files.push_back(f);

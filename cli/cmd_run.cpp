@@ -177,12 +177,12 @@ void register_run(CLI::App& app, Action& action) {
       const bool imported = path->size() > 5 && path->ends_with(".json");
       if (imported || is_graph_yaml(*path)) {
         // Imported runs and graph files (cli/cmd_import.cpp) report in their own form.
-        if (!o.trace.empty() || !o.svg.empty() || !o.timeline_svg.empty() ||
-            (imported && !o.what_ifs.empty()))
+        if (!o.trace.empty() || !o.svg.empty() || !o.timeline_svg.empty())
           throw std::invalid_argument(
-              "run: --trace, --svg, --timeline-svg (and --what-if for GRAPH.json) are for "
-              "studies; a kind: graph file takes what_if: or --what-if");
-        if (imported) return run_imported_file(*path, o.gpu, gpu_opt->count() > 0, o.mode, o.json);
+              "run: --trace, --svg and --timeline-svg are for studies; an imported GRAPH.json "
+              "or a kind: graph file takes --what-if");
+        if (imported)
+          return run_imported_file(*path, o.gpu, gpu_opt->count() > 0, o.mode, o.json, o.what_ifs);
         return run_graph_yaml_file(*path, gpu_opt->count() > 0 ? o.gpu : "", o.mode, o.json,
                                    o.what_ifs);
       }

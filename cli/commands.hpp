@@ -33,7 +33,8 @@ int run_study_path(const std::string& path);
 
 /// `ridge run GRAPH.json`: an imported run (cli/cmd_import.cpp). `gpu_given`: --gpu retargets.
 int run_imported_file(const std::string& path, const std::string& gpu, bool gpu_given,
-                      const std::string& mode, bool json);
+                      const std::string& mode, bool json,
+                      const std::vector<std::string>& what_ifs = {});
 /// `ridge run GRAPH.yaml` with `kind: graph` (cli/cmd_import.cpp).
 int run_graph_yaml_file(const std::string& path, const std::string& gpu, const std::string& mode,
                         bool json, const std::vector<std::string>& what_ifs);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -391,6 +392,25 @@ std::vector<RooflinePoint> roofline_points(const Graph& g, const hw::GpuSpec& gp
     out.push_back(p);
   }
   return out;
+}
+
+// A what-if on a category or op kind the workload does not have would report a 1.00x speedup that
+// means nothing (communication*2 on one GPU): an error naming what the workload does have.
+void require_what_if_target(const WhatIf& w, const Graph& g, const std::string& label) {
+  Category c;
+  const bool is_cat = parse_category(w.target, c);
+  std::set<std::string> have;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const OpNode& n = g.op(static_cast<int>(i));
+    if (is_cat ? n.category == c : n.op.kind() == w.target) return;
+    if (n.kind == NodeKind::kKernel || n.kind == NodeKind::kCopy) {
+      have.insert(std::string(category_name(n.category)));
+      if (!n.op.kind().empty()) have.insert(n.op.kind());
+    }
+  }
+  throw std::invalid_argument(
+      fmt::format("what-if '{}': the '{}' workload has no {} op (it has: {})", w.text, label,
+                  w.target, fmt::join(have, ", ")));
 }
 
 }  // namespace ridge::workloads

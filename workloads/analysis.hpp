@@ -63,6 +63,10 @@ struct WhatIfResult {
   double fraction = 0;        ///< f
   double amdahl_speedup = 0;  ///< 1 / ((1 - f) + f / s)
 };
+/// Throws std::invalid_argument when a what-if on a category or op kind names nothing in `g`
+/// (a 1.00x answer that means nothing), naming what `g` does have; `label` names the workload.
+void require_what_if_target(const WhatIf& w, const Graph& g, const std::string& label);
+
 WhatIfResult run_what_if(const Graph& g, const hw::GpuSpec& gpu, const ExecOptions& o,
                          const Execution& base, const WhatIf& w);
 

@@ -174,8 +174,11 @@ GraphRun run_graph(const GraphFile& f, const hw::GpuSpec& gpu) {
   const ExecOptions o = graph_exec_options(f);
   r.exec = execute(f.graph, gpu, o);
   r.step_s = r.exec.step_time_s;
-  for (const auto& w : f.what_ifs)
-    r.what_ifs.push_back(run_what_if(f.graph, gpu, o, r.exec, parse_what_if(w)));
+  for (const auto& w : f.what_ifs) {
+    const WhatIf wi = parse_what_if(w);
+    if (!wi.gpu_figure) require_what_if_target(wi, f.graph, "graph");
+    r.what_ifs.push_back(run_what_if(f.graph, gpu, o, r.exec, wi));
+  }
   return r;
 }
 

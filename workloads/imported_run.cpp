@@ -154,7 +154,7 @@ double device_span_s(const Graph& g, const Execution& e) {
 }
 
 ImportedReport run_imported(const ImportedRun& r, const hw::GpuSpec& gpu, const hw::GpuSpec* target,
-                            TimingMode mode) {
+                            TimingMode mode, const std::vector<std::string>& what_ifs) {
   ImportedReport rep;
   rep.source = r.source;
   rep.device = r.device;
@@ -179,6 +179,11 @@ ImportedReport run_imported(const ImportedRun& r, const hw::GpuSpec& gpu, const 
   const Graph predicted = imported_graph(r, false);
   rep.predicted = execute(predicted, gpu, pred_opt);
   rep.predicted_span_s = device_span_s(predicted, rep.predicted);
+  for (const auto& w : what_ifs) {
+    const WhatIf wi = parse_what_if(w);
+    if (!wi.gpu_figure) require_what_if_target(wi, predicted, "imported");
+    rep.what_ifs.push_back(run_what_if(predicted, gpu, pred_opt, rep.predicted, wi));
+  }
 
   const std::vector<double> base = op_times(r, gpu, mode);
   std::vector<double> tgt;
@@ -257,6 +262,16 @@ std::string imported_report_text(const ImportedReport& rep) {
                      ms(rep.target_span_s),
                      rep.target_span_s > 0 ? rep.predicted_span_s / rep.target_span_s : 0.0);
   }
+  if (!rep.what_ifs.empty()) {
+    s += fmt::format(
+        "\nWhat-ifs on the predicted run on {} (re-simulated beside Amdahl's law):\n\n"
+        "| what-if | step | saved | simulated speed-up | Amdahl (f) |\n|---|---:|---:|---:|---:|\n",
+        rep.gpu);
+    for (const auto& w : rep.what_ifs)
+      s += fmt::format("| {} | {} | {} | {:.3f}x | {:.3f}x (f {:.3f}) |\n", w.what_if.text,
+                       ms(w.step_s), ms(w.baseline_s - w.step_s), w.simulated_speedup,
+                       w.amdahl_speedup, w.fraction);
+  }
   return s;
 }
 
@@ -284,6 +299,14 @@ nlohmann::json imported_report_json(const ImportedReport& rep) {
                       {"classes", classes}};
   if (!rep.target_gpu.empty())
     j["target_gpu"] = rep.target_gpu, j["target_span_s"] = rep.target_span_s;
+  nlohmann::json w = nlohmann::json::array();
+  for (const auto& x : rep.what_ifs)
+    w.push_back({{"what_if", x.what_if.text},
+                 {"step_s", x.step_s},
+                 {"simulated_speedup", x.simulated_speedup},
+                 {"amdahl_speedup", x.amdahl_speedup},
+                 {"fraction", x.fraction}});
+  j["what_ifs"] = w;
   return j;
 }
 

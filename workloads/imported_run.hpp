@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hw/gpu_spec.hpp"
+#include "workloads/analysis.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/import_kineto.hpp"
 
@@ -64,11 +65,13 @@ struct ImportedReport {
   double target_span_s = 0;     ///< predicted on the target GPU
   std::vector<ClassRow> classes;
   Execution replay, predicted;
+  std::vector<WhatIfResult> what_ifs;  ///< on the predicted run (base GPU)
 };
 
-/// Replays and predicts `r` on `gpu` (and `target` when given).
+/// Replays and predicts `r` on `gpu` (and `target` when given); each what-if (NAME*FACTOR, as
+/// workloads/analysis.hpp) re-simulates the predicted run beside Amdahl's closed form.
 ImportedReport run_imported(const ImportedRun& r, const hw::GpuSpec& gpu, const hw::GpuSpec* target,
-                            TimingMode mode);
+                            TimingMode mode, const std::vector<std::string>& what_ifs = {});
 
 /// GPU span of an execution: first device start to last device end.
 double device_span_s(const Graph& g, const Execution& e);

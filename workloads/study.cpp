@@ -243,27 +243,6 @@ Graph build_workload(const ModelConfig& m, const WorkloadSpec& w) {
   }
 }
 
-namespace {
-// A what-if on a category or op kind the workload does not have would report a 1.00x speedup that
-// means nothing (communication*2 on one GPU): an error naming what the workload does have.
-void require_target_in_graph(const WhatIf& w, const Graph& g, const std::string& label) {
-  Category c;
-  const bool is_cat = parse_category(w.target, c);
-  std::set<std::string> have;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const OpNode& n = g.op(static_cast<int>(i));
-    if (is_cat ? n.category == c : n.op.kind() == w.target) return;
-    if (n.kind == NodeKind::kKernel || n.kind == NodeKind::kCopy) {
-      have.insert(std::string(category_name(n.category)));
-      if (!n.op.kind().empty()) have.insert(n.op.kind());
-    }
-  }
-  throw std::invalid_argument(
-      fmt::format("what-if '{}': the '{}' workload has no {} op (it has: {})", w.text, label,
-                  w.target, fmt::join(have, ", ")));
-}
-}  // namespace
-
 WorkloadResult run_workload(const ModelConfig& m, const hw::GpuSpec& gpu, const WorkloadSpec& w,
                             const std::vector<std::string>& what_ifs, TimingMode mode) {
   WorkloadResult r;
@@ -275,7 +254,7 @@ WorkloadResult run_workload(const ModelConfig& m, const hw::GpuSpec& gpu, const 
   r.path = critical_path(r.graph, r.exec);
   for (const auto& t : what_ifs) {
     const WhatIf wi = parse_what_if(t);
-    if (!wi.gpu_figure) require_target_in_graph(wi, r.graph, w.label);
+    if (!wi.gpu_figure) require_what_if_target(wi, r.graph, w.label);
     r.what_ifs.push_back(run_what_if(r.graph, gpu, o, r.exec, wi));
   }
   const double hbm = gpu.memory.hbm_size;

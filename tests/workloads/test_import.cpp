@@ -304,3 +304,20 @@ TEST_CASE("import: a validate/e2e timeline (no shapes) replays within 2% of its 
     CHECK(rep.replay_span_s == Approx(rep.trace_span_s).epsilon(0.02));
   }
 }
+
+TEST_CASE("import: what-ifs re-simulate the predicted run; one naming nothing is an error",
+          "[property][import]") {
+  // A GPU-bound trace: making its GEMMs twice as fast shortens the predicted run, never beyond
+  // Amdahl's bound for the GEMMs' share of the critical path; the trace has no collective, so
+  // communication*2 would be a meaningless 1.00x and is refused.
+  const ImportedRun r = import_kineto(data("train_gpt_big.json.gz"));
+  const hw::GpuSpec gpu = hw::find_gpu("h200");
+  const ImportedReport rep = run_imported(r, gpu, nullptr, TimingMode::kFast, {"gemm*2"});
+  REQUIRE(rep.what_ifs.size() == 1);
+  const auto& w = rep.what_ifs[0];
+  CHECK(w.step_s < w.baseline_s);
+  CHECK(w.simulated_speedup > 1.0);
+  CHECK(w.simulated_speedup <= 1.0 / (1.0 - w.fraction + w.fraction / 2) + 1e-9);
+  CHECK_THROWS_AS(run_imported(r, gpu, nullptr, TimingMode::kFast, {"communication*2"}),
+                  std::invalid_argument);
+}
