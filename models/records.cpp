@@ -17,7 +17,22 @@ RecordFile read_records(const std::string& path) {
   return parse_records(hw::read_input_file(path), path);
 }
 
+namespace {
+RecordFile parse_records_json(const std::string& text, const std::string& path);
+}  // namespace
+
 RecordFile parse_records(const std::string& text, const std::string& path) {
+  // Every type check below is explicit; a value of an unexpected type that one of them misses
+  // ({"schema": 0}: nlohmann's value() throws type_error) must still be a clear error, not a crash.
+  try {
+    return parse_records_json(text, path);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: unexpected JSON: {}", path, e.what()));
+  }
+}
+
+namespace {
+RecordFile parse_records_json(const std::string& text, const std::string& path) {
   if (const std::string deep = hw::json_depth_error(text); !deep.empty())
     throw std::invalid_argument(fmt::format("{}: {}", path, deep));
   RecordFile out;
@@ -87,6 +102,7 @@ RecordFile parse_records(const std::string& text, const std::string& path) {
   }
   return out;
 }
+}  // namespace
 
 bool is_held_out(const std::string& id) {
   uint64_t h = 1469598103934665603ULL;
