@@ -52,7 +52,7 @@ TEST_CASE("percentile interpolates order statistics", "[unit][records]") {
   CHECK(percentile({5, 1, 3, 2, 4}, 90) == Approx(4.6));
 }
 
-TEST_CASE("records: a value of another type is an error, not a crash", "[config-errors]") {
+TEST_CASE("records: a value of another type is an error and not a crash", "[config-errors]") {
   // Found by fuzz_records in CI: {"schema": 0} (nlohmann's value() throws type_error for a
   // number where a string is asked for), followed by a NUL byte that ends the parse.
   std::string text = "{\"schema\":0}";
