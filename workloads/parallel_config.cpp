@@ -2,6 +2,7 @@
 // (tp = pp = dp = 1, no sequence parallelism, micro-batch 1, 1F1B, no recompute, no distributed
 // optimizer, 25 MB DDP buckets).
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "hw/config.hpp"
 #include "hw/system_loader.hpp"
@@ -29,18 +30,20 @@ const std::vector<ParallelKey>& parallel_keys() {
   return keys;
 }
 
+// Divisors (tp, pp, dp, micro_batch, virtual_stages, seq) are kept >= 1 even when out of range:
+// the range error is reported, and the checks below never divide by zero (fuzz_study found one).
 ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   hw::ErrorSink& sink = p.sink();
   ParallelOptions o;
   o.system = p.text("system");
   o.gpus = static_cast<int>(p.integer("gpus", 0, 0, 1 << 24));
-  o.tp = static_cast<int>(p.integer("tp", 1, 1, 1 << 16));
-  o.pp = static_cast<int>(p.integer("pp", 1, 1, 1 << 16));
-  o.dp = static_cast<int>(p.integer("dp", 1, 1, 1 << 24));
+  o.tp = static_cast<int>(std::max(1LL, p.integer("tp", 1, 1, 1 << 16)));
+  o.pp = static_cast<int>(std::max(1LL, p.integer("pp", 1, 1, 1 << 16)));
+  o.dp = static_cast<int>(std::max(1LL, p.integer("dp", 1, 1, 1 << 24)));
   o.sequence_parallel = p.boolean("sequence_parallel", false);
-  o.micro_batch = p.integer("micro_batch", 1, 1, 1 << 20);
+  o.micro_batch = std::max(1LL, p.integer("micro_batch", 1, 1, 1 << 20));
   o.global_batch = p.integer("global_batch", 0, 0, 1LL << 40);
-  o.seq = p.integer("seq", 2048, 1, 1 << 24);
+  o.seq = std::max(1LL, p.integer("seq", 2048, 1, 1 << 24));
   const std::string sched = p.text("schedule", "1f1b");
   if (sched == "1f1b")
     o.schedule = PipeSchedule::kOneFOneB;
@@ -51,7 +54,7 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   else
     sink.add(*p.child("schedule", false), p.key_path("schedule"),
              "expected 1f1b, gpipe or interleaved");
-  o.virtual_stages = static_cast<int>(p.integer("virtual_stages", 1, 1, 1 << 16));
+  o.virtual_stages = static_cast<int>(std::max(1LL, p.integer("virtual_stages", 1, 1, 1 << 16)));
   const std::string rc = p.text("recompute", "none");
   if (rc == "none")
     o.recompute = Recompute::kNone;
