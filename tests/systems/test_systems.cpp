@@ -2,13 +2,13 @@
 // with file:line:col messages (and `ridge system show` exits 2 on them).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <string>
 
 #include "hw/system_loader.hpp"
 #include "hw/units.hpp"
+#include "tests/cli/harness.hpp"
 
 using namespace ridge::hw;
 
@@ -34,15 +34,9 @@ bool any_contains(const std::vector<std::string>& v, const std::string& part) {
 }
 
 int run_status(const std::string& args, std::string* out = nullptr) {
-  const std::string cmd = std::string(RIDGE_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  std::array<char, 4096> buf{};
-  std::string text;
-  while (fgets(buf.data(), buf.size(), p)) text += buf.data();
-  const int st = pclose(p);
-  if (out) *out = text;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  const ridge::test::Run r = ridge::test::run_ridge(args);
+  if (out) *out = r.output;
+  return r.status;
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // classes, a round trip of a real imported graph, and bad files (error at a byte offset, exit 2,
 // nothing written).
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <catch2/catch.hpp>
@@ -13,6 +12,7 @@
 #include "chakra/chakra_et.hpp"
 #include "et_def.pb.h"
 #include "hw/gpu_loader.hpp"
+#include "tests/cli/harness.hpp"
 
 using namespace ridge;
 namespace pb = ChakraProtoMsg;
@@ -88,21 +88,8 @@ std::string small_et() {
   return b;
 }
 
-struct Run {
-  int status;
-  std::string output;
-};
-Run run_ridge(const std::string& args) {
-  const std::string cmd = std::string(RIDGE_BIN) + " " + args + " 2>&1";
-  Run r{-1, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using ridge::test::Run;
+using ridge::test::run_ridge;
 
 std::string tmp(const char* name) {
   return (std::filesystem::temp_directory_path() / name).string();

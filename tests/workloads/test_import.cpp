@@ -5,14 +5,13 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "hw/gpu_loader.hpp"
+#include "tests/cli/harness.hpp"
 #include "workloads/import_kineto.hpp"
 #include "workloads/import_timeline.hpp"
 #include "workloads/imported_run.hpp"
@@ -213,21 +212,8 @@ TEST_CASE("import: a damaged gzip file is an error, not a short trace", "[config
 }
 
 namespace {
-struct Run {
-  int status;
-  std::string output;
-};
-Run run_ridge(const std::string& args) {
-  const std::string cmd = std::string(RIDGE_BIN) + " " + args + " 2>&1";
-  Run r{-1, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using ridge::test::Run;
+using ridge::test::run_ridge;
 }  // namespace
 
 TEST_CASE("ridge import kineto: a bad trace exits 2 and writes nothing",
