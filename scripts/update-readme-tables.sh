@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the tables in README.md that come from measurements: the kernel accuracy table
+# Regenerates the tables in docs/accuracy.md that come from measurements: the kernel accuracy table
 # (`ridge compare`, held-out split) and the end-to-end table (`ridge run --e2e-table`). Never edit
 # those tables by hand; run this after recalibrating.
 set -euo pipefail
@@ -45,9 +45,9 @@ splice() {  # splice MARKER FILE: replaces the lines between <!-- MARKER:begin -
   awk -v m="$1" -v f="$2" '
     $0 == "<!-- " m ":begin -->" { print; while ((getline line < f) > 0) print line; skip = 1; next }
     $0 == "<!-- " m ":end -->" { skip = 0 }
-    !skip { print }' README.md > "$tmp" && mv "$tmp" README.md
+    !skip { print }' docs/accuracy.md > "$tmp" && mv "$tmp" docs/accuracy.md
 }
 splice accuracy "$tmp.acc"
 splice e2e "$tmp.e2e"
 rm -f "$tmp.acc" "$tmp.e2e"
-echo "README.md tables regenerated"
+echo "docs/accuracy.md tables regenerated"
