@@ -19,6 +19,8 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.question", "\"\"", "printed above the report"},
     {"serve.model", "(required)", "configs/models name or path (a transformer)"},
     {"serve.gpu", "h200", "GPU name or path"},
+    {"serve.system", "", "configs/systems name or path: its GPU and links (instead of gpu)"},
+    {"serve.tp", "1", "tensor-parallel GPUs per replica (needs system)"},
     {"serve.mode", "fast", "kernel model mode: fast | detailed"},
     {"serve.arrivals.process", "poisson", "poisson | gamma | trace"},
     {"serve.arrivals.rate_per_s", "(poisson, gamma)", "mean arrival rate, requests/s"},

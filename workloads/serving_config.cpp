@@ -444,7 +444,16 @@ ServeStudy load_serve_study(const std::string& path) {
   if (auto m = top.map("serve")) {
     s.question = m->text("question", "");
     s.model_path = resolve_model_name(path, m->text("model"));
+    const bool gpu_given = m->has("gpu");
     s.gpu_name = m->text("gpu", "h200");
+    s.tp = static_cast<int>(m->integer("tp", 1, 1, 512));
+    s.system = m->text("system", "");
+    if (s.tp > 1 && s.system.empty())
+      sink.add(*m->child("tp", false), m->key_path("tp"),
+               "tp > 1 needs `system:` (the GPUs and links the replica spans, e.g. dgx-h200)");
+    if (!s.system.empty() && gpu_given)
+      sink.add(*m->child("gpu", false), m->key_path("gpu"),
+               "give either `gpu` or `system` (a system names its own GPU)");
     s.mode = choose<TimingMode>(*m, "mode", "fast",
                                 {{"fast", TimingMode::kFast}, {"detailed", TimingMode::kDetailed}},
                                 TimingMode::kFast);
@@ -510,6 +519,9 @@ ServeStudy load_serve_study(const std::string& path) {
         s.engine.bucketing = e->boolean("bucketing", true);
         s.engine.hf_eager =
             choose<bool>(*e, "model", "vllm", {{"vllm", false}, {"hf_eager", true}}, false);
+        if (s.engine.hf_eager && s.tp > 1)
+          e->sink().add(*e->child("model", false), e->key_path("model"),
+                        "hf_eager runs one GPU; tp > 1 needs model: vllm");
         s.engine.sdpa_new_shape_decode_s =
             e->quantity("sdpa_new_shape_decode", hw::Dimension::kTime,
                         s.engine.sdpa_new_shape_decode_s, 0, 1e3);
@@ -558,6 +570,9 @@ ServeStudy load_serve_study(const std::string& path) {
         s.disagg.link_bytes_per_s =
             d->quantity("link_bandwidth", hw::Dimension::kBandwidth, 0.0, 0, 1e15);
         s.disagg.link_latency_s = d->quantity("link_latency", hw::Dimension::kTime, 10e-6, 0, 1);
+        if (s.tp > 1)
+          d->sink().add(*m->child("disaggregated", false), m->key_path("disaggregated"),
+                        "disaggregated pools with tp > 1 are not modelled");
         d->finish();
       }
     }

@@ -96,6 +96,11 @@ struct ServeStudy {
   std::string question;
   std::string model_path;
   std::string gpu_name;
+  /// Tensor parallelism (vLLM/Megatron): each replica's model split over `tp` GPUs of `system`
+  /// (configs/systems; its GPU replaces `gpu`), with an all-reduce after the attention output
+  /// projection and after the MLP of every layer.
+  int tp = 1;
+  std::string system;
   TimingMode mode = TimingMode::kFast;
   ArrivalSpec arrivals;
   SchedulerSpec scheduler;

@@ -70,11 +70,23 @@ long long bucket_count(long long n) {
   return std::max(n, static_cast<long long>(std::ceil(std::exp2(k / 64.0) - 1e-9)));
 }
 
+RankHeads rank_heads(const TransformerConfig& m, int tp) {
+  RankHeads h;
+  h.q = std::max<long long>(1, m.heads / tp);
+  h.kv = std::max<long long>(1, m.kv_heads / tp);
+  return h;
+}
+
 IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::GpuSpec& gpu,
                                        EngineCost e, TimingMode mode)
     : m_(m), gpu_(gpu), e_(std::move(e)), mode_(mode) {
   const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
   kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;
+  if (e_.tp > 1) {
+    if (!e_.tp_collective_s)
+      throw std::invalid_argument("serving: tp > 1 without the collectives' times");
+    kernels_ += 2LL * m_.layers + 2;  // two all-reduces per layer, the embedding's, the gather
+  }
   host_launch_s_ = gpu_.param("host_launch_cuda");
   graph_host_s_ = gpu_.param("graph_launch_per_kernel");
   gap_s_ = gpu_.param("kernel_gap");
@@ -104,9 +116,12 @@ double IterationCostModel::optime(const models::OpSpec& op) {
 }
 
 double IterationCostModel::dense_s(long long T) {
+  const int tp = e_.tp;
+  const RankHeads h = rank_heads(m_, tp);
   const long long d = m_.d_model;
-  const long long q = static_cast<long long>(m_.heads) * m_.head_dim;
-  const long long kv = static_cast<long long>(m_.kv_heads) * m_.head_dim;
+  const long long q = h.q * m_.head_dim;
+  const long long kv = h.kv * m_.head_dim;
+  const long long ffn = m_.ffn / tp;
   const double Td = double(T);
   double t = 0;
   t += 2 * optime(norm(T, d));  // fused add + norm, twice per layer
@@ -114,29 +129,34 @@ double IterationCostModel::dense_s(long long T) {
   if (m_.position == "rope") t += optime(pass(2.0 * Td * (q + kv), 2.0 * Td * (q + kv), 0));
   t += optime(pass(4.0 * Td * kv, 4.0 * Td * kv, 0));  // K and V rows into the paged cache
   t += optime(gemm(T, d, q));
-  const long long up = m_.gated_mlp ? 2 * m_.ffn : m_.ffn;
+  const long long up = m_.gated_mlp ? 2 * ffn : ffn;
   t += optime(gemm(T, up, d));
-  t += optime(pass(2.0 * Td * up, 2.0 * Td * m_.ffn, 4.0 * Td * m_.ffn));  // activation
-  t += optime(gemm(T, d, m_.ffn));
+  t += optime(pass(2.0 * Td * up, 2.0 * Td * ffn, 4.0 * Td * ffn));  // activation
+  t += optime(gemm(T, d, ffn));
+  const double allreduce = tp > 1 ? e_.tp_collective_s(2.0 * Td * double(d), false) : 0.0;
+  t += 2 * allreduce;  // after O and after down
   t *= m_.layers;
-  // Token embedding gather: reads and writes T rows.
-  t += optime(pass(2.0 * Td * d + 8.0 * Td, 2.0 * Td * d, 0));
+  // Token embedding gather: reads and writes T rows (vocabulary-parallel: then an all-reduce).
+  t += optime(pass(2.0 * Td * d + 8.0 * Td, 2.0 * Td * d, 0)) + allreduce;
   return t;
 }
 
 double IterationCostModel::head_s(long long rows) {
   const double R = double(rows);
   double t = optime(norm(rows, m_.d_model));
-  t += optime(gemm(rows, m_.vocab, m_.d_model));
+  t += optime(gemm(rows, m_.vocab / e_.tp, m_.d_model));
+  // The ranks' logit slices (bf16) gathered to the first rank, which samples over the vocabulary.
+  if (e_.tp > 1) t += e_.tp_collective_s(2.0 * R * double(m_.vocab), true);
   // Sampling: reads the logits once (greedy / top-k reduce), writes one token per row.
   t += optime(pass(2.0 * R * m_.vocab, 8.0 * R, R * m_.vocab));
   return t;
 }
 
 double IterationCostModel::prefill_attn_s(long long qlen, long long ctx) {
+  const RankHeads h = rank_heads(m_, e_.tp);
   const auto op = models::OpSpec::from_json("attention", {{"batch", 1},
-                                                          {"heads", m_.heads},
-                                                          {"kv_heads", m_.kv_heads},
+                                                          {"heads", h.q},
+                                                          {"kv_heads", h.kv},
                                                           {"seq_q", qlen},
                                                           {"seq_kv", ctx + qlen},
                                                           {"head_dim", m_.head_dim},
@@ -145,9 +165,10 @@ double IterationCostModel::prefill_attn_s(long long qlen, long long ctx) {
 }
 
 double IterationCostModel::decode_attn_s(long long n, long long mean_ctx) {
+  const RankHeads h = rank_heads(m_, e_.tp);
   const auto op = models::OpSpec::from_json("attention", {{"batch", n},
-                                                          {"heads", m_.heads},
-                                                          {"kv_heads", m_.kv_heads},
+                                                          {"heads", h.q},
+                                                          {"kv_heads", h.kv},
                                                           {"seq_q", 1},
                                                           {"seq_kv", mean_ctx + 1},
                                                           {"head_dim", m_.head_dim},

@@ -16,22 +16,29 @@
 // op). Iteration time = engine CPU time (scheduling, input preparation, sampling bookkeeping,
 // detokenization; a stated figure, `cpu_overhead` in the study) + max(host launch time, GPU
 // time), because the engine waits for the sampled tokens every iteration.
-// Ignores: tensor parallelism (one GPU only), kernels overlapping each other, prefix-cache
-// lookups, the time to build attention metadata beyond `cpu_overhead`.
-// Memoization: shapes are rounded to buckets (token counts to 1/64-octave steps above 64, exact
-// below) and each component (dense layers by total tokens, LM head by rows, a prefill chunk's
-// attention by (chunk, context), decode attention by (count, mean context)) is timed once per
-// bucket. The error this introduces is measured by tests/serving (bucketed vs exact on random
-// mixes) and stated in docs/serving.md.
-// hf_eager: the eager loop's executor step plus, the first time an attention shape (batch, q_len,
-// kv_len) runs in the process, a host build of the SDPA execution graph (EngineCost::
-// sdpa_new_shape_*; measured in isolation, validate/data/h200/sdpa_shapes).
+// Tensor parallelism (tp > 1, Megatron's split as vLLM runs it): QKV and gate_up column-parallel
+// (heads and FFN columns / tp; KV heads replicated where kv_heads < tp), O and down row-parallel,
+// each followed by an all-reduce of the T x d bf16 activations; the vocabulary-parallel embedding
+// also ends in one; the LM head's logits (vocab / tp per rank) are gathered to the first rank,
+// which samples. Norms run on every rank at full width. The collectives' times come from Ridge's
+// NCCL model on the system's links (models/collective): vLLM's own custom all-reduce, used for
+// small messages on NVLink, is faster than NCCL there (docs/serving.md gives the published
+// figures), so decode iterations at tp > 1 lean slow. Ignores: kernels overlapping each other,
+// prefix-cache lookups, the time to build attention metadata beyond `cpu_overhead`. Memoization:
+// shapes are rounded to buckets (token counts to 1/64-octave steps above 64, exact below) and each
+// component (dense layers by total tokens, LM head by rows, a prefill chunk's attention by (chunk,
+// context), decode attention by (count, mean context)) is timed once per bucket. The error this
+// introduces is measured by tests/serving (bucketed vs exact on random mixes) and stated in
+// docs/serving.md. hf_eager: the eager loop's executor step plus, the first time an attention shape
+// (batch, q_len, kv_len) runs in the process, a host build of the SDPA execution graph
+// (EngineCost:: sdpa_new_shape_*; measured in isolation, validate/data/h200/sdpa_shapes).
 // Validation: see validate/README.md (serving); the kernel model's own validation applies to
 // every kernel.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -71,7 +78,19 @@ struct EngineCost {
   /// Attention shapes (batch, q_len, kv_len) already run in the process before the first
   /// iteration (a warm-up, an earlier run): they pay no build.
   std::vector<std::array<long long, 3>> sdpa_seen_shapes;
+  /// Tensor parallelism: the replica's GPUs. With tp > 1, `tp_collective_s` gives the seconds of
+  /// an all-reduce (gather = false) or of a gather of the logits (gather = true) of `bytes`
+  /// (nccl-tests' size) over them.
+  int tp = 1;
+  std::function<double(double bytes, bool gather)> tp_collective_s;
 };
+
+/// Attention heads of one tensor-parallel rank: query heads / tp, and KV heads / tp or 1 where
+/// there are fewer KV heads than ranks (vLLM replicates them then).
+struct RankHeads {
+  long long q = 0, kv = 0;
+};
+RankHeads rank_heads(const TransformerConfig& m, int tp);
 
 /// vLLM's default CUDA graph capture sizes for `max_num_seqs`.
 std::vector<long long> vllm_capture_sizes(long long max_num_seqs);

@@ -8,7 +8,9 @@
 
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/system_loader.hpp"
 #include "sim/trace.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/serving.hpp"
 
 namespace ridge::workloads {
@@ -71,14 +73,53 @@ ServeResult serve_at_rate(const ServeStudy& s, const TransformerConfig& m, const
   return simulate_serving(*src, cost, m, gpu, options_for(s, m));
 }
 
-ServeRun run_serve(const ServeStudy& s) {
+namespace {
+
+// Sets up tensor parallelism: the system's GPU, the model's split checked, and the collectives'
+// times on the first `tp` GPUs of the system (memoized by size).
+void setup_tp(ServeStudy& s, const TransformerConfig& m, hw::GpuSpec& gpu) {
+  if (s.system.empty()) {
+    gpu = hw::find_gpu(s.gpu_name);
+    return;
+  }
+  const hw::SystemSpec sys = hw::find_system(s.system);
+  gpu = sys.node.gpu;
+  s.gpu_name = sys.node.gpu_name;
+  if (s.tp == 1) return;
+  if (s.tp > sys.total_gpus())
+    throw std::invalid_argument(
+        fmt::format("serve.tp: {} GPUs, but system {} has {}", s.tp, sys.name, sys.total_gpus()));
+  if (m.heads % s.tp != 0)
+    throw std::invalid_argument(fmt::format(
+        "serve.tp: {} does not divide the model's {} attention heads (vLLM requires it)", s.tp,
+        m.heads));
+  if (m.kv_heads % s.tp != 0 && s.tp % m.kv_heads != 0)
+    throw std::invalid_argument(fmt::format(
+        "serve.tp: {} and the model's {} KV heads: one must divide the other", s.tp, m.kv_heads));
+  if (m.ffn % s.tp != 0 || m.vocab % s.tp != 0)
+    throw std::invalid_argument(fmt::format(
+        "serve.tp: {} does not divide the model's ffn ({}) and vocab ({})", s.tp, m.ffn, m.vocab));
+  auto coll = std::make_shared<CollectiveTimes>(sys);
+  std::vector<int> ranks(static_cast<std::size_t>(s.tp));
+  for (int i = 0; i < s.tp; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  s.engine.tp = s.tp;
+  s.engine.tp_collective_s = [coll, ranks](double bytes, bool gather) {
+    return coll->time(gather ? models::CollOp::kAllGather : models::CollOp::kAllReduce, bytes,
+                      ranks);
+  };
+}
+
+}  // namespace
+
+ServeRun run_serve(const ServeStudy& study) {
   ServeRun r;
-  r.study = s;
-  r.model = load_model_config(s.model_path);
+  r.model = load_model_config(study.model_path);
   if (!r.model.is_transformer())
     throw std::invalid_argument("serve needs a transformer model file");
   const TransformerConfig& m = r.model.transformer();
-  r.gpu = hw::find_gpu(s.gpu_name);
+  ServeStudy s = study;
+  setup_tp(s, m, r.gpu);
+  r.study = s;
   const std::vector<Request> trace = study_trace(s, m);
   if (!s.arrivals.trace_path.empty()) {
     std::ifstream in(s.arrivals.trace_path, std::ios::binary);
@@ -129,9 +170,14 @@ std::string serve_text(const ServeRun& run) {
   std::string o;
   if (!s.question.empty()) o += s.question + "\n";
   o += fmt::format("{} on {}: {} scheduler, max_num_seqs {}, max_batched_tokens {}\n",
-                   run.model.transformer().name, run.gpu.name, policy_name(s.scheduler.policy),
-                   s.scheduler.max_num_seqs, s.scheduler.max_batched_tokens);
-  const int gpus = s.disagg.enabled ? s.disagg.prefill_gpus + s.disagg.decode_gpus : 1;
+                   run.model.transformer().name,
+                   s.tp > 1 ? fmt::format("{} x {} (tp {}, {})", s.tp, run.gpu.name, s.tp, s.system)
+                            : run.gpu.name,
+                   policy_name(s.scheduler.policy), s.scheduler.max_num_seqs,
+                   s.scheduler.max_batched_tokens);
+  // GPUs a replica takes, and engines whose busy times are summed in busy_s.
+  const int engines = s.disagg.enabled ? s.disagg.prefill_gpus + s.disagg.decode_gpus : 1;
+  const int gpus = s.disagg.enabled ? engines : s.tp;
   if (s.disagg.enabled)
     o += fmt::format(
         "disaggregated: {} prefill + {} decode GPUs, KV over {:.0f} GB/s + {:.0f} us "
@@ -142,9 +188,9 @@ std::string serve_text(const ServeRun& run) {
             1e9,
         s.disagg.link_latency_s * 1e6);
   o += fmt::format(
-      "KV cache: {} blocks of {} tokens ({:.1f} GB; weights {:.1f} GB, activations {:.1f} GB)\n",
+      "KV cache: {} blocks of {} tokens ({:.1f} GB; weights {:.1f} GB, activations {:.1f} GB){}\n",
       r.kv.blocks, s.scheduler.block_size, r.kv.kv_bytes / 1e9, r.kv.weights_bytes / 1e9,
-      r.kv.activation_bytes / 1e9);
+      r.kv.activation_bytes / 1e9, s.tp > 1 ? " per GPU" : "");
   o += fmt::format("requests {}  over {:.2f} s  iterations {}  preemptions {}\n", r.requests, T,
                    r.iterations, r.preemptions);
   o += fmt::format("throughput {:.2f} req/s  {:.0f} output tok/s  {:.0f} total tok/s\n",
@@ -161,7 +207,7 @@ std::string serve_text(const ServeRun& run) {
   row("E2E", r.e2e);
   row("queue", r.queue);
   o += fmt::format("peak KV use {:.1f}%  peak batch {}  engine busy {:.1f}% (iterations running)\n",
-                   r.max_kv_used * 100, r.max_batch, 100 * r.busy_s / (T * gpus));
+                   r.max_kv_used * 100, r.max_batch, 100 * r.busy_s / (T * engines));
   if (s.slo.ttft_s > 0 || s.slo.tpot_s > 0 || s.slo.e2e_s > 0)
     o += fmt::format(
         "goodput {:.2f} req/s ({:.1f}% of requests meet TTFT <= {:.0f} ms, TPOT <= "
@@ -202,6 +248,10 @@ nlohmann::json serve_json(const ServeRun& run) {
   nlohmann::json j;
   j["model"] = run.model.transformer().name;
   j["gpu"] = run.gpu.name;
+  if (run.study.tp > 1) {
+    j["tp"] = run.study.tp;
+    j["system"] = run.study.system;
+  }
   j["scheduler"] = policy_name(run.study.scheduler.policy);
   j["requests"] = r.requests;
   j["duration_s"] = T;
@@ -225,11 +275,12 @@ nlohmann::json serve_json(const ServeRun& run) {
   j["percentile_relative_error"] = std::exp2(1.0 / (2 * LogHistogram::kPerOctave)) - 1;
   if (run.capacity) {
     const auto& d = run.study.disagg;
-    j["capacity"] = {{"rate_per_s", run.capacity->rate_per_s},
-                     {"gpus_per_replica", d.enabled ? d.prefill_gpus + d.decode_gpus : 1},
-                     {"trials", run.capacity->trials},
-                     {"replicas", run.capacity->replicas},
-                     {"target_rate_per_s", run.study.capacity.target_rate_per_s}};
+    j["capacity"] = {
+        {"rate_per_s", run.capacity->rate_per_s},
+        {"gpus_per_replica", d.enabled ? d.prefill_gpus + d.decode_gpus : run.study.tp},
+        {"trials", run.capacity->trials},
+        {"replicas", run.capacity->replicas},
+        {"target_rate_per_s", run.study.capacity.target_rate_per_s}};
   }
   return j;
 }

@@ -10,16 +10,20 @@
 
 namespace ridge::workloads {
 
-KvBudget kv_budget(const TransformerConfig& m, const hw::GpuSpec& gpu, const SchedulerSpec& s) {
+KvBudget kv_budget(const TransformerConfig& m, const hw::GpuSpec& gpu, const SchedulerSpec& s,
+                   int tp) {
   KvBudget k;
-  k.weights_bytes = 2.0 * double(m.parameter_count());
+  // Norm weights are replicated on every rank: < 0.01% of the parameters, ignored.
+  k.weights_bytes = 2.0 * double(m.parameter_count()) / tp;
   // A forward over T tokens keeps a layer's input, residual and QKV (bf16) and the MLP's gate_up
   // output and activation (bf16) live at its peak: T (6 d + 6 ffn) bytes; plus fp32 logits of the
   // sampled rows. The same estimate vLLM's profiling run measures, not a measurement of it.
   const double T = double(s.max_batched_tokens);
-  k.activation_bytes = T * (6.0 * m.d_model + 6.0 * m.ffn) + 4.0 * s.max_num_seqs * m.vocab;
-  k.bytes_per_block = 2.0 /*K,V*/ * m.layers * m.kv_heads * double(m.head_dim) * 2.0 /*bf16*/ *
-                      double(s.block_size);
+  // With tp the FFN activations are split; the first rank holds the gathered logits.
+  k.activation_bytes =
+      T * (6.0 * m.d_model + 6.0 * double(m.ffn) / tp) + 4.0 * s.max_num_seqs * m.vocab;
+  k.bytes_per_block = 2.0 /*K,V*/ * m.layers * double(rank_heads(m, tp).kv) * double(m.head_dim) *
+                      2.0 /*bf16*/ * double(s.block_size);
   k.kv_bytes =
       s.gpu_memory_utilization * gpu.memory.hbm_size - k.weights_bytes - k.activation_bytes;
   k.blocks = s.num_blocks > 0
@@ -60,7 +64,7 @@ class Engine {
          const hw::GpuSpec& gpu, const ServeOptions& o)
       : src_(src), cost_(cost), o_(o), S_(o.scheduler) {
     r_.series = TimeSeries(o.series_points);
-    r_.kv = kv_budget(m, gpu, S_);
+    r_.kv = kv_budget(m, gpu, S_, cost.engine().tp);
     total_blocks_ = free_blocks_ = r_.kv.blocks;
     pcie_ = gpu.interconnect.pcie_bandwidth;
     next_ = src_.next();

@@ -46,7 +46,10 @@ struct KvBudget {
 };
 /// vLLM's sizing: gpu_memory_utilization x HBM, less the weights (bf16) and the activation peak
 /// of a max_batched_tokens forward (its largest live tensors) and max_num_seqs rows of fp32 logits.
-KvBudget kv_budget(const TransformerConfig& m, const hw::GpuSpec& gpu, const SchedulerSpec& s);
+/// Per GPU; with tensor parallelism (tp > 1) each GPU holds 1/tp of the weights and of the KV
+/// heads (one KV head at least: vLLM replicates them when there are fewer than ranks).
+KvBudget kv_budget(const TransformerConfig& m, const hw::GpuSpec& gpu, const SchedulerSpec& s,
+                   int tp = 1);
 
 struct ServeResult {
   LogHistogram ttft, tpot, e2e, queue;  ///< queue: arrival to first scheduled
