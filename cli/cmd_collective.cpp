@@ -101,13 +101,60 @@ std::string nccl_tests_row(const models::CollectiveResult& r) {
                      count, "float", redop, root, cols, cols);
 }
 
+// --ranks: comma-separated GPU indices and START:STOP[:STEP] ranges (STOP exclusive), e.g.
+// "0:64:8" for one GPU per node of 8-GPU nodes.
+std::vector<int> parse_ranks(const std::string& text, int total) {
+  std::vector<int> out;
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("--ranks '{}': {}", text, why));
+  };
+  const auto number = [&](const std::string& t) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9)
+      throw bad(fmt::format("expected a non-negative integer, got '{}'", t));
+    return std::stoi(t);
+  };
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    std::vector<std::string> parts;
+    for (std::size_t p = 0;;) {
+      const std::size_t c = item.find(':', p);
+      parts.push_back(item.substr(p, c == std::string::npos ? std::string::npos : c - p));
+      if (c == std::string::npos) break;
+      p = c + 1;
+    }
+    if (parts.size() == 1) {
+      out.push_back(number(parts[0]));
+    } else if (parts.size() <= 3) {
+      const int start = number(parts[0]), stop = number(parts[1]);
+      const int step = parts.size() == 3 ? number(parts[2]) : 1;
+      if (step < 1) throw bad("a range's step must be at least 1");
+      if (stop <= start) throw bad(fmt::format("empty range '{}'", item));
+      for (int r = start; r < stop && out.size() <= 1u << 20; r += step) out.push_back(r);
+    } else {
+      throw bad(fmt::format("expected N or START:STOP[:STEP], got '{}'", item));
+    }
+    pos = comma + 1;
+  }
+  std::vector<int> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw bad("a GPU is listed twice");
+  if (sorted.back() >= total)
+    throw bad(fmt::format("GPU {} is past the system's {} GPUs (0..{})", sorted.back(), total,
+                          total - 1));
+  if (out.size() < 2) throw bad("a collective needs at least 2 GPUs");
+  return out;
+}
+
 }  // namespace
 
 void register_collective(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "collective", "an NCCL collective on a system's links: time, algbw, busbw, bottleneck");
   struct Args {
-    std::string op, size, system = "dgx-h200", algo, proto, sweep;
+    std::string op, size, system = "dgx-h200", algo, proto, sweep, ranks;
     int gpus = 8;
     double factor = 2;
   };
@@ -119,7 +166,12 @@ void register_collective(CLI::App& app, Action& action) {
   cmd->add_option("size", a->size, "bytes=SIZE (nccl-tests' size: e.g. bytes=1GiB)");
   cmd->add_option("--system", a->system, "system name or file (ridge system list)")
       ->capture_default_str();
-  cmd->add_option("--gpus", a->gpus, "GPUs taking part")->capture_default_str();
+  auto* gpus_opt = cmd->add_option("--gpus", a->gpus, "GPUs taking part: the first N of the system")
+                       ->capture_default_str();
+  cmd->add_option("--ranks", a->ranks,
+                  "the GPUs taking part, in rank order: indices and START:STOP[:STEP] ranges, "
+                  "e.g. 0:64:8 (one per 8-GPU node)")
+      ->excludes(gpus_opt);
   cmd->add_option("--algo", a->algo, "force: ring, tree, nvls, nvls_tree, collnet, collnet_chain");
   cmd->add_option("--proto", a->proto, "force: ll, ll128, simple");
   cmd->add_option("--sweep", a->sweep, "MIN:MAX sizes, nccl-tests' table (e.g. 8B:8GiB)");
@@ -152,6 +204,10 @@ void register_collective(CLI::App& app, Action& action) {
         req.proto = pr;
       }
       const hw::SystemSpec sys = hw::find_system(a->system);
+      if (!a->ranks.empty()) {
+        req.ranks = parse_ranks(a->ranks, sys.total_gpus());
+        a->gpus = static_cast<int>(req.ranks.size());
+      }
       if (const std::string err = hw::check_gpu_count(sys, a->gpus); !err.empty())
         throw std::invalid_argument(err);
       req.gpus = a->gpus;

@@ -86,11 +86,12 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
     if (c.time_us < best_t) best_t = c.time_us, best = static_cast<int>(i);
   }
   if (best < 0) {
+    // Every distinct reason over the forced cells (one protocol's reason alone can mislead).
     std::string why;
     for (const TuneCell& c : r.tune.cells)
       if ((!req.algo || c.algo == *req.algo) && (!req.proto || c.proto == *req.proto)) {
-        why = c.enabled ? "NVLS turned off (NCCL_NVLS_ENABLE=0)" : c.why_disabled;
-        break;
+        const std::string w = c.enabled ? "NVLS turned off (NCCL_NVLS_ENABLE=0)" : c.why_disabled;
+        if (why.find(w) == std::string::npos) why += (why.empty() ? "" : "; ") + w;
       }
     std::vector<std::string> all;
     for (const TuneCell& c : r.tune.cells)

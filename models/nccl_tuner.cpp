@@ -121,6 +121,8 @@ TuneCell NcclTuner::price(CollOp op, double bytes, NcclAlgo a, NcclProto p) cons
   if (a == NcclAlgo::kTree && op != CollOp::kAllReduce) return disable("tree runs all-reduce only");
   if (nvls && !sys_.node.nvlink.multicast) return disable("no NVLink multicast (NVLS)");
   if (nvls && p != NcclProto::kSimple) return disable("NVLS runs Simple only");
+  // ncclNvlsInit (transport/nvls.cc): no NVLS when the node holds fewer than 2 of the group's GPUs.
+  if (nvls && ppn_ < 2) return disable("NVLS needs 2 or more of the group's GPUs in a node");
   if (a == NcclAlgo::kNvls && nodes_ > 1) return disable("NVLS within one node");
   if (a == NcclAlgo::kNvlsTree && (nodes_ == 1 || op != CollOp::kAllReduce))
     return disable("NVLS-tree: all-reduce past one node");

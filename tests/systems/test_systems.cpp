@@ -2,6 +2,8 @@
 // with file:line:col messages (and `ridge system show` exits 2 on them).
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <cstdio>
 #include <string>
@@ -170,4 +172,30 @@ TEST_CASE("config error: a malformed nccl-tests output, every bad line at once",
   // Without --op the collective is unknown.
   CHECK(run_status("compare " + kDir + "nccl-tests-all_reduce.txt --system dgx-h200", &out) == 2);
   CHECK(out.find("give --op") != std::string::npos);
+}
+
+// --ranks picks the group's GPUs. One GPU in each of 8 DGX H100 nodes (0:64:8): NCCL turns NVLS
+// off when a node holds fewer than 2 of the group's GPUs (ncclNvlsInit, transport/nvls.cc), so
+// neither NVLS nor NVLS-tree may be chosen; every byte crosses the GPU's one NIC, whose 400 Gb/s
+// (50 GB/s) line rate bounds the algorithm bandwidth of an all-reduce without in-network
+// reduction (ring: each rank sends 2(n-1)/n of the data through it).
+TEST_CASE("ridge collective --ranks: one GPU per node rides the NICs, without NVLS", "[unit]") {
+  std::string out;
+  REQUIRE(run_status("collective all_reduce bytes=1GiB --system h100-1024 --ranks 0:64:8 "
+                     "--no-nvls --json",
+                     &out) == 0);
+  const auto j = nlohmann::json::parse(out);
+  CHECK(j["gpus"] == 8);
+  CHECK(j["algo"].get<std::string>().find("nvls") == std::string::npos);
+  CHECK(j["algbw_gbps"].get<double>() < 50.0 * 8 / (2.0 * 7));
+  REQUIRE(run_status("collective all_reduce bytes=1GiB --system h100-1024 --ranks 0:64:8 --algo "
+                     "nvls_tree",
+                     &out) == 2);
+  CHECK(out.find("NVLS needs 2 or more") != std::string::npos);
+  CHECK(run_status("collective all_reduce bytes=1GiB --ranks 0,3,3", &out) == 2);
+  CHECK(out.find("listed twice") != std::string::npos);
+  CHECK(run_status("collective all_reduce bytes=1GiB --ranks 0:9", &out) == 2);
+  CHECK(out.find("past the system's 8 GPUs") != std::string::npos);
+  CHECK(run_status("collective all_reduce bytes=1GiB --ranks 4:2", &out) == 2);
+  CHECK(run_status("collective all_reduce bytes=1GiB --ranks 1,2 --gpus 2", &out) != 0);
 }
