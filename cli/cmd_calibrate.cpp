@@ -256,7 +256,7 @@ void register_calibrate(CLI::App& app, Action& action) {
         const hw::ModelParamDecl* d = hw::find_model_param(name);
         if (!d)
           throw std::invalid_argument("--fix: '" + name +
-                                      "' is not a model parameter (ridge describe model)");
+                                      "' is not a model parameter (ridge describe params)");
         fixed.push_back(name);
         if (eq == std::string::npos) continue;
         const std::string text = f.substr(eq + 1);
