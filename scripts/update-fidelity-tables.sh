@@ -13,7 +13,8 @@ D=validate/data/h200
 records="$D/gemm.json $D/kernels.json $D/memory.json $D/launch.json $D/compute.json"
 # Parameters the data cannot pin down (the identifiability table says why), not fitted:
 # kernel_gap dropped (0: kernel_startup carries the per-kernel cost), loads_in_flight_per_warp
-# held at its declared value (hw/model_params.cpp). The calibrated overlay uses the same.
+# held at its declared value (hw/model_params.cpp). (The calibrated overlay keeps its earlier free
+# fit: validate/README.md says why.)
 fixes="--fix kernel_gap=0 --fix loads_in_flight_per_warp"
 tmp=$(mktemp)
 # shellcheck disable=SC2086
