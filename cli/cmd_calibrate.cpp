@@ -8,12 +8,14 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
+#include "hw/model_params.hpp"
 #include "models/calibration.hpp"
 #include "models/records.hpp"
 #include "workloads/e2e_compare.hpp"
@@ -48,6 +50,145 @@ std::string pct(double v) {
   return fmt::format("{:.1f}%", 100 * v);
 }
 
+std::string fmt_param(const std::string& name, double v) {
+  if (!std::isfinite(v)) return "inf";
+  const hw::ModelParamDecl* d = hw::find_model_param(name);
+  if (d && d->dim == hw::Dimension::kTime) return fmt::format("{:.3g} ns", v * 1e9);
+  if (d && d->dim == hw::Dimension::kBytes) return fmt::format("{:.0f} B", v);
+  return fmt::format("{:.3g}", v);
+}
+
+// `ridge calibrate --splits`: fit on each split's training side, predict its held-out side, and
+// the identifiability of the fit on the hashed split. Markdown tables, or JSON.
+int run_splits(const hw::GpuSpec& gpu, const std::vector<models::Record>& records,
+               models::Mode mode, double top_fraction, const std::vector<std::string>& fixed,
+               bool markdown, bool as_json, const std::string& command,
+               const std::vector<std::pair<std::string, std::string>>& files) {
+  struct Pooled {
+    std::string name;
+    int fits = 0, train = 0;
+    std::vector<models::ComparisonRow> rows;
+  };
+  auto run = [&](const models::Split& s, Pooled& into) {
+    const auto res = models::calibrate(gpu, records, mode, s, fixed);
+    const hw::GpuSpec g = models::apply_calibration(gpu, res);
+    const auto c = models::compare_held_out(g, records, mode, s);
+    ++into.fits;
+    into.train += res.train_records;
+    into.rows.insert(into.rows.end(), c.rows.begin(), c.rows.end());
+    return res;
+  };
+  const auto splits = models::extrapolation_splits(records, top_fraction);
+  std::vector<Pooled> pooled(4);
+  pooled[0].name = "interpolation: hashed third (models/records.hpp is_held_out)";
+  pooled[1].name = splits.front().name;
+  pooled[2].name = "leave one op class out (pooled over the classes)";
+  pooled[3].name = "leave one precision out (pooled over the dtypes)";
+  const models::CalibrationResult base = run(models::Split{}, pooled[0]);
+  run(splits.front(), pooled[1]);
+  for (size_t i = 1; i < splits.size(); ++i)
+    run(splits[i], pooled[splits[i].name.rfind("class:", 0) == 0 ? 2 : 3]);
+
+  auto stats = [](const std::vector<models::ComparisonRow>& rows, const std::string& cls) {
+    std::vector<double> v;
+    for (const auto& r : rows)
+      if (cls.empty() || r.op_class == cls) v.push_back(std::fabs(r.error));
+    models::ClassStats st;
+    st.cases = static_cast<int>(v.size());
+    st.median_abs = models::percentile(v, 50);
+    st.p90_abs = models::percentile(v, 90);
+    st.max_abs = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+    return st;
+  };
+  std::set<std::string> classes;
+  for (const auto& p : pooled)
+    for (const auto& r : p.rows) classes.insert(r.op_class);
+
+  std::string text;
+  nlohmann::json j;
+  j["splits"] = nlohmann::json::array();
+  text +=
+      "| split | fits | cases predicted | median abs error | p90 abs error | max abs error "
+      "|\n|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& p : pooled) {
+    const auto st = stats(p.rows, "");
+    text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", p.name, p.fits, st.cases,
+                        pct(st.median_abs), pct(st.p90_abs), pct(st.max_abs));
+    nlohmann::json cls = nlohmann::json::array();
+    for (const auto& c : classes) {
+      const auto cs = stats(p.rows, c);
+      if (cs.cases == 0) continue;
+      cls.push_back({{"class", c},
+                     {"cases", cs.cases},
+                     {"median_abs_error", cs.median_abs},
+                     {"p90_abs_error", cs.p90_abs},
+                     {"max_abs_error", cs.max_abs}});
+    }
+    j["splits"].push_back({{"split", p.name},
+                           {"fits", p.fits},
+                           {"cases", st.cases},
+                           {"median_abs_error", st.median_abs},
+                           {"p90_abs_error", st.p90_abs},
+                           {"max_abs_error", st.max_abs},
+                           {"classes", cls}});
+  }
+  text +=
+      "\nPer op class, median / p90 of the absolute error of the held-out cases (n: cases):\n\n"
+      "| op class | interpolation | largest | class left out | precision left out |\n"
+      "|---|---:|---:|---:|---:|\n";
+  for (const auto& c : classes) {
+    text += "| " + c;
+    for (const auto& p : pooled) {
+      const auto cs = stats(p.rows, c);
+      text += cs.cases == 0
+                  ? " | -"
+                  : fmt::format(" | {} / {} (n {})", pct(cs.median_abs), pct(cs.p90_abs), cs.cases);
+    }
+    text += " |\n";
+  }
+  text += fmt::format(
+      "\nIdentifiability of the fit on the hashed split's training side ({} records; rms log "
+      "error {:.4f}):\n\n"
+      "| parameter | value | 95% interval | records pinning it | by class | verdict |\n"
+      "|---|---:|---|---:|---|---|\n",
+      base.train_records, base.train_rms_after);
+  j["identifiability"] = nlohmann::json::array();
+  for (const auto& p : base.params) {
+    if (p.method != "least squares") continue;
+    const std::string ci =
+        std::isfinite(p.ci_hi)
+            ? fmt::format("{} .. {}", fmt_param(p.name, p.ci_lo), fmt_param(p.name, p.ci_hi))
+            : "undetermined";
+    text += fmt::format("| {} | {} | {} | {} | {} | {}{} |\n", p.name, fmt_param(p.name, p.value),
+                        ci, p.pinning, p.pinned_by.empty() ? "-" : p.pinned_by, p.verdict,
+                        p.at_bound ? " (at its range's edge)" : "");
+    j["identifiability"].push_back(
+        {{"name", p.name},
+         {"value", p.value},
+         {"ci_lo", p.ci_lo},
+         {"ci_hi", std::isfinite(p.ci_hi) ? nlohmann::json(p.ci_hi) : nlohmann::json(nullptr)},
+         {"sd_log", std::isfinite(p.sd_log) ? nlohmann::json(p.sd_log) : nlohmann::json(nullptr)},
+         {"pinning_records", p.pinning},
+         {"pinned_by", p.pinned_by},
+         {"at_bound", p.at_bound},
+         {"verdict", p.verdict}});
+  }
+  for (const auto& name : base.not_fitted) {
+    text += fmt::format("| {} | {} (kept) | - | 0 | - | no record moves it: not fitted |\n", name,
+                        fmt_param(name, gpu.param(name)));
+  }
+  for (const auto& name : fixed) {
+    text += fmt::format("| {} | {} (fixed) | - | - | - | fixed by --fix |\n", name,
+                        fmt_param(name, gpu.param(name)));
+  }
+  text += "\nMade by `" + command + "`.\n";
+  j["command"] = command;
+  j["provenance"] = provenance(files);
+  if (!markdown && !as_json) text += "\n" + provenance_text(files);
+  emit(as_json, text, j);
+  return 0;
+}
+
 }  // namespace
 
 void register_calibrate(CLI::App& app, Action& action) {
@@ -61,8 +202,28 @@ void register_calibrate(CLI::App& app, Action& action) {
     std::vector<std::string> exclude;
     std::vector<std::string> e2e;
     std::string attention;
+    std::vector<std::string> fix;
+    double top_fraction = 0.25;
   };
   auto a = std::make_shared<Args>();
+  auto* splits = cmd->add_flag("--splits")
+                     ->description(
+                         "instead of writing an overlay: fit on each split's training side and "
+                         "report the errors on "
+                         "its held-out side (hashed third, largest cases of each sweep, each op "
+                         "class and each "
+                         "precision left out in turn), and each fitted parameter's 95% interval "
+                         "and the records that "
+                         "pin it");
+  cmd->add_option("--top-fraction", a->top_fraction,
+                  "--splits: fraction of each sweep (by FLOPs, or bytes) held out as the largest")
+      ->check(CLI::Range(0.05, 0.95))
+      ->capture_default_str();
+  cmd->add_option(
+      "--fix", a->fix,
+      "keep this parameter at the GPU config's value instead of fitting it (repeatable)");
+  auto* markdown =
+      cmd->add_flag("--markdown")->description("--splits: print the tables as Markdown");
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -79,19 +240,73 @@ void register_calibrate(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--exclude", a->exclude,
                   "leave out records whose id starts with this (repeatable)");
-  cmd->add_option("--out", a->out, "calibrated overlay to write (YAML)")->required();
+  cmd->add_option("--out", a->out, "calibrated overlay to write (YAML; required without --splits)");
   cmd->add_option("--mode", a->mode, "model granularity used for the fit")
       ->check(CLI::IsMember({"fast", "detailed"}))
       ->capture_default_str();
   auto* as_json = add_json_flag(cmd);
-  cmd->callback([&action, a, as_json] {
+  cmd->callback([&action, a, as_json, splits, markdown] {
     action = [=] {
+      // --fix NAME or NAME=VALUE (in the parameter's base unit: seconds, bytes, fraction).
+      std::vector<std::string> fixed;
+      std::vector<std::pair<std::string, double>> fixed_values;
+      for (const auto& f : a->fix) {
+        const auto eq = f.find('=');
+        const std::string name = f.substr(0, eq);
+        const hw::ModelParamDecl* d = hw::find_model_param(name);
+        if (!d)
+          throw std::invalid_argument("--fix: '" + name +
+                                      "' is not a model parameter (ridge describe params)");
+        fixed.push_back(name);
+        if (eq == std::string::npos) continue;
+        const std::string text = f.substr(eq + 1);
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != text.size() || text.empty() || !(v >= d->lo && v <= d->hi))
+          throw std::invalid_argument(
+              fmt::format("--fix {}: expected a number in [{}, {}] (base units), got '{}'", name,
+                          d->lo, d->hi, text));
+        fixed_values.emplace_back(name, v);
+      }
+      if (splits->count() == 0 && a->out.empty())
+        throw std::invalid_argument("calibrate: --out is required (or --splits)");
       std::vector<std::pair<std::string, std::string>> files;
       const auto records = read_all(a->files, a->exclude, files);
-      check_output_target(a->out);  // before the fit: not a device, not an input of this run
       const std::string base_path = hw::resolve_gpu_config(a->gpu);
-      const hw::GpuSpec gpu = hw::load_gpu_spec(base_path);
-      auto res = models::calibrate(gpu, records, parse_mode(a->mode));
+      hw::GpuSpec gpu = hw::load_gpu_spec(base_path);
+      const hw::GpuSpec declared = gpu;
+      for (const auto& [name, v] : fixed_values) gpu.model[name] = v;
+      if (splits->count() > 0) {
+        std::string command = "ridge calibrate";
+        for (const auto& f : a->files) command += " " + f;
+        for (const auto& e : a->exclude) command += " --exclude " + e;
+        for (const auto& f : a->fix) command += " --fix " + f;
+        command += " --gpu " + a->gpu + " --splits";
+        if (a->top_fraction != 0.25) command += fmt::format(" --top-fraction {}", a->top_fraction);
+        if (markdown->count() > 0) command += " --markdown";
+        return run_splits(gpu, records, parse_mode(a->mode), a->top_fraction, fixed,
+                          markdown->count() > 0, as_json->count() > 0, command, files);
+      }
+      check_output_target(a->out);  // before the fit: not a device, not an input of this run
+      auto res = models::calibrate(gpu, records, parse_mode(a->mode), {}, fixed);
+      for (const auto& [name, v] : fixed_values) {
+        models::FittedParam p;
+        p.name = name;
+        p.before = declared.param(name);
+        p.value = v;
+        p.method = "fixed by --fix";
+        p.sources =
+            "the command line (not identifiable from the records: validate/README.md, "
+            "identifiability table)";
+        res.params.push_back(p);
+      }
+      std::sort(res.params.begin(), res.params.end(),
+                [](const auto& x, const auto& y) { return x.name < y.name; });
       if (res.train_records == 0)
         throw std::invalid_argument("calibrate: no predictable records in the training split");
       if (!a->attention.empty()) {
@@ -194,6 +409,7 @@ void register_calibrate(CLI::App& app, Action& action) {
       std::string command = "ridge calibrate";
       for (const auto& f : a->files) command += " " + f;
       for (const auto& e : a->exclude) command += " --exclude " + e;
+      for (const auto& f : a->fix) command += " --fix " + f;
       if (!a->attention.empty()) command += " --attention " + a->attention;
       for (const auto& e : a->e2e) command += " --e2e " + e;
       command += " --gpu " + a->gpu + " --out " + a->out;

@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 49> kParams = {{
+constexpr std::array<ModelParamDecl, 56> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -182,6 +182,30 @@ constexpr std::array<ModelParamDecl, 49> kParams = {{
      "fraction of PCIe rate for pageable device-to-host copies"},
     {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6,
      "fixed cost of one cudaMemcpyAsync, host or device"},
+    // Power and clocks (models/clock_model.hpp). A GPU config that gives its board power cap turns
+    // the power roof on; without one (0) kernels run at the boost clock. The energies are direct
+    // measurements on the lent H200 (validate/data/h200/power/power_probe.json, 2.5 s of each
+    // kernel back to back, NVML every 10 ms, steady state = the last 60%; dynamic power = board
+    // power - 120.8 W static, less 128 pJ/B of the kernel's minimum HBM traffic): HBM
+    // (667 - 121) W / 4.27 TB/s (2 GiB d2d copy, not throttled) = 128 pJ/B; bf16 8192^3 GEMM
+    // (691 - 121 - 31) W / 672 TFLOP/s = 0.80 pJ/FLOP (fp16 0.83); fp8_e4m3 (692 - 121 - 38) /
+    // 1227 = 0.43; tf32 (693 - 121 - 33) / 347 = 1.55; FP32 SGEMM (698 - 121 - 5) / 50.6 = 11.3.
+    // Not fitted by calibrate (measured; the kernel records cannot separate them from the
+    // efficiencies). Defaults are the H200's: other chips' energies differ (process, HBM type).
+    {"power_cap_w", Dimension::kCount, 0.0, 0.0, 5000.0,
+     "board power cap in W (nvidia-smi: Current Power Limit); 0 = no power model"},
+    {"power_static_w", Dimension::kCount, 0.0, 0.0, 2000.0,
+     "board power in W with the SMs clocked at boost and nothing running"},
+    {"energy_tensor_16bit_pj", Dimension::kCount, 0.80, 0.01, 100.0,
+     "dynamic energy per bf16/fp16 tensor-core FLOP, pJ"},
+    {"energy_tensor_fp8_pj", Dimension::kCount, 0.43, 0.01, 100.0,
+     "dynamic energy per fp8 tensor-core FLOP, pJ"},
+    {"energy_tensor_tf32_pj", Dimension::kCount, 1.55, 0.01, 100.0,
+     "dynamic energy per tf32 tensor-core FLOP, pJ"},
+    {"energy_simt_pj", Dimension::kCount, 11.3, 0.01, 1000.0,
+     "dynamic energy per FP32/FP64 FLOP or SFU operation on the CUDA cores, pJ"},
+    {"energy_hbm_pj_per_byte", Dimension::kCount, 128.0, 1.0, 10000.0,
+     "dynamic energy per byte of HBM traffic (with the SM and L2 work of moving it), pJ"},
 }};
 
 }  // namespace

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "hw/model_params.hpp"
 #include "hw/units.hpp"
+#include "models/op_cost.hpp"
 
 namespace ridge::models {
 namespace {
@@ -22,6 +25,12 @@ double predict_s(const hw::GpuSpec& gpu, const Record& r, Mode mode) {
   return predict_kernel(gpu, *r.spec, mode, timing_of(r)).time_s;
 }
 
+// Sensitivity above which a record "pins" a parameter: |d ln t / d ln p| > 0.05, a 10% change of
+// the parameter moving the record's time by more than 0.5%.
+constexpr double kPinSensitivity = 0.05;
+
+}  // namespace
+
 std::string op_class(const Record& r) {
   if (r.op == "gemm") return "gemm " + r.spec->s("dtype");
   if (r.op == "elementwise") return r.spec->i("stride") > 1 ? "elementwise strided" : "elementwise";
@@ -29,7 +38,49 @@ std::string op_class(const Record& r) {
   return r.op;
 }
 
-}  // namespace
+std::vector<Split> extrapolation_splits(const std::vector<Record>& records, double top_fraction) {
+  const std::vector<Record> pred = predictable(records);
+  // Size of a case within its sweep: FLOPs for the ops whose work is arithmetic (GEMM, attention,
+  // fma), bytes for the rest (memory-bound by design; their few FLOPs follow the bytes anyway).
+  auto size_of = [](const Record& r) {
+    const OpCost c = op_cost(*r.spec);
+    return c.tensor || r.op == "fma" ? c.flops : c.min_bytes;
+  };
+  auto sweep_of = [](const Record& r) {
+    std::string k = op_class(r);
+    for (const char* key : {"group", "kind", "memory", "dtype", "pass", "causal"})
+      if (r.params.contains(key) && !r.params[key].is_object())
+        k += std::string("/") + key + "=" + r.params[key].dump();
+    return k;
+  };
+  std::map<std::string, std::vector<double>> sizes;
+  for (const auto& r : pred)
+    if (const double s = size_of(r); s > 0) sizes[sweep_of(r)].push_back(s);
+  auto threshold = std::make_shared<std::map<std::string, double>>();
+  for (const auto& [k, v] : sizes)
+    (*threshold)[k] = v.size() >= 3 ? percentile(v, 100 * (1 - top_fraction))
+                                    : std::numeric_limits<double>::infinity();
+  std::vector<Split> out;
+  out.push_back({fmt::format("largest {:.0f}% of each sweep", 100 * top_fraction),
+                 [threshold, size_of, sweep_of](const Record& r) {
+                   if (!r.spec) return false;
+                   const auto it = threshold->find(sweep_of(r));
+                   return it != threshold->end() && size_of(r) > it->second;
+                 }});
+  std::set<std::string> classes, dtypes;
+  for (const auto& r : pred) {
+    classes.insert(op_class(r));
+    if (r.params.contains("dtype") && r.params["dtype"].is_string())
+      dtypes.insert(r.params["dtype"].get<std::string>());
+  }
+  for (const auto& c : classes)
+    out.push_back({"class:" + c, [c](const Record& r) { return r.spec && op_class(r) == c; }});
+  for (const auto& d : dtypes)
+    out.push_back({"precision:" + d, [d](const Record& r) {
+                     return r.spec && r.params.contains("dtype") && r.params["dtype"] == d;
+                   }});
+  return out;
+}
 
 std::vector<Record> predictable(const std::vector<Record>& records) {
   std::vector<Record> out;
@@ -38,7 +89,8 @@ std::vector<Record> predictable(const std::vector<Record>& records) {
   return out;
 }
 
-CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>& all, Mode mode) {
+CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>& all, Mode mode,
+                            const Split& split, const std::vector<std::string>& fixed) {
   CalibrationResult res;
   hw::GpuSpec gpu = gpu_in;
   set_kernel_memo(false);
@@ -47,7 +99,7 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
   std::map<std::string, std::vector<double>> lat;
   std::map<std::string, std::set<std::string>> lat_files;
   for (const auto& r : all) {
-    if (r.op != "latency" || is_held_out(r.id)) continue;
+    if (r.op != "latency" || split.holds_out(r)) continue;
     const std::string level = r.params.value("level", "");
     double ns = r.raw.contains("latency_ns") && r.raw["latency_ns"].is_number()
                     ? r.raw["latency_ns"].get<double>()
@@ -72,7 +124,7 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
 
   std::vector<Record> train;
   for (const auto& r : predictable(all)) {
-    if (is_held_out(r.id)) {
+    if (split.holds_out(r)) {
       ++res.held_out_records;
     } else {
       train.push_back(r);
@@ -89,7 +141,11 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
   // The HBM access size is a hardware constant with a discrete effect (a stride crosses it or not):
   // least squares would move it to wherever the boundary suits the sample, so it is not fitted.
   for (const auto& d : hw::model_param_table())
-    if (!lat.count(std::string(d.name)) && d.name != "hbm_access_bytes") decls.push_back(&d);
+    // Power figures are direct measurements (models/clock_model.hpp), not fitted.
+    if (!lat.count(std::string(d.name)) && d.name != "hbm_access_bytes" &&
+        !d.name.starts_with("power_") && !d.name.starts_with("energy_") &&
+        std::find(fixed.begin(), fixed.end(), std::string(d.name)) == fixed.end())
+      decls.push_back(&d);
 
   auto residuals = [&](const hw::GpuSpec& g) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(train.size()));
@@ -127,7 +183,10 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
     if (g.model[std::string(d->name)] == v)
       g.model[std::string(d->name)] = std::clamp(v * 0.95, d->lo, d->hi);
     const Eigen::VectorXd r1 = residuals(g);
-    if ((r1 - r0).cwiseAbs().maxCoeff() > 1e-3) params.push_back(d);
+    if ((r1 - r0).cwiseAbs().maxCoeff() > 1e-3)
+      params.push_back(d);
+    else
+      res.not_fitted.push_back(std::string(d->name));
   }
   const Eigen::Index n = static_cast<Eigen::Index>(params.size());
   Eigen::VectorXd theta(n);
@@ -187,6 +246,48 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
   }
   res.train_rms_after = std::sqrt(r.squaredNorm() / static_cast<double>(r.size()));
 
+  // Identifiability at the solution: the Jacobian d r / d ln p (stepping away from a bound the
+  // fit ended on), the Gauss-Newton covariance sigma^2 (J^T W J)^-1, and per parameter the records
+  // that pin it. Directions of J^T W J with eigenvalue below 1e-10 of the largest are not
+  // determined by the data: parameters with weight on them get an infinite interval.
+  Eigen::MatrixXd J(r.size(), n);
+  std::vector<bool> at_bound(params.size(), false);
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const auto* d = params[static_cast<size_t>(j)];
+    const double v = gpu.param(std::string(d->name));
+    const bool hi = v >= d->hi * (1 - 1e-9);
+    at_bound[static_cast<size_t>(j)] = hi || v <= std::max(d->lo, 1e-15) * (1 + 1e-9);
+    const double h = hi ? -1e-3 : 1e-3;
+    Eigen::VectorXd th = theta;
+    th[j] += h;
+    hw::GpuSpec g = gpu;
+    set_theta(g, params, th);
+    J.col(j) = (residuals(g) - r) / h;
+  }
+  std::vector<double> sd(params.size(), std::numeric_limits<double>::infinity());
+  if (n > 0) {
+    const Eigen::VectorXd w = weights(r);
+    const Eigen::MatrixXd A = J.transpose() * w.asDiagonal() * J;
+    const double dof = std::max<double>(static_cast<double>(r.size() - n), 1.0);
+    const double sigma2 = (w.array() * r.array().square()).sum() / dof;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(A);
+    const Eigen::VectorXd lam = es.eigenvalues();
+    const Eigen::MatrixXd V = es.eigenvectors();
+    const double lmax = std::max(lam.maxCoeff(), 1e-300);
+    Eigen::VectorXd var = Eigen::VectorXd::Zero(n);
+    std::vector<bool> undetermined(params.size(), false);
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (lam[k] <= 1e-10 * lmax) {
+        for (Eigen::Index j = 0; j < n; ++j)
+          if (std::fabs(V(j, k)) > 0.1) undetermined[static_cast<size_t>(j)] = true;
+        continue;
+      }
+      for (Eigen::Index j = 0; j < n; ++j) var[j] += V(j, k) * V(j, k) / lam[k];
+    }
+    for (size_t j = 0; j < params.size(); ++j)
+      if (!undetermined[j]) sd[j] = std::sqrt(sigma2 * var[static_cast<Eigen::Index>(j)]);
+  }
+
   std::set<std::string> files;
   for (const auto& t : train) files.insert(t.file);
   std::string all_files;
@@ -213,6 +314,30 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
     p.residual = p.records > 0 ? std::sqrt(ss / p.records) : 0.0;
     for (const auto& f : pf) p.sources += (p.sources.empty() ? "" : ", ") + f;
     if (p.sources.empty()) p.sources = all_files;
+    const Eigen::Index jj = static_cast<Eigen::Index>(j);
+    std::map<std::string, int> pin_classes;
+    for (Eigen::Index i = 0; i < r.size(); ++i) {
+      if (std::fabs(J(i, jj)) > kPinSensitivity) {
+        ++p.pinning;
+        ++pin_classes[op_class(train[static_cast<size_t>(i)])];
+      }
+    }
+    for (const auto& [c, k] : pin_classes)
+      p.pinned_by += fmt::format("{}{} ({})", p.pinned_by.empty() ? "" : ", ", c, k);
+    p.sd_log = sd[j];
+    p.at_bound = at_bound[j];
+    p.ci_lo = std::isfinite(sd[j]) ? p.value * std::exp(-1.96 * sd[j]) : 0.0;
+    p.ci_hi = std::isfinite(sd[j]) ? p.value * std::exp(1.96 * sd[j])
+                                   : std::numeric_limits<double>::infinity();
+    // Pinned: known to within about +-10% at 95% (sd of ln p under 0.05) by at least 3 records,
+    // inside its range. Unidentifiable: no record pins it, the data leave it undetermined, or the
+    // interval spans more than a factor e^(+-1.96*0.5) = 2.7 either way.
+    if (p.pinning == 0 || !std::isfinite(sd[j]) || sd[j] > 0.5)
+      p.verdict = "unidentifiable";
+    else if (sd[j] > 0.05 || p.at_bound || p.pinning < 3)
+      p.verdict = "weak";
+    else
+      p.verdict = "pinned";
     res.params.push_back(p);
   }
   std::sort(res.params.begin(), res.params.end(),
@@ -255,10 +380,14 @@ std::string calibrated_overlay_yaml(const std::string& base_file, const std::str
         value = fmt::format("{:.6g}", p.value);
         break;
     }
-    y += fmt::format(
-        "    {}:\n      value: {}\n      source: \"{} on {} records of {}; residual (rms log error "
-        "over them) {:.4f}; was {:.6g}\"\n",
-        p.name, value, p.method, p.records, p.sources, p.residual, p.before);
+    if (p.records == 0 && p.method.rfind("fixed", 0) == 0)
+      y += fmt::format("    {}:\n      value: {}\n      source: \"{}: {}; was {:.6g}\"\n", p.name,
+                       value, p.method, p.sources, p.before);
+    else
+      y += fmt::format(
+          "    {}:\n      value: {}\n      source: \"{} on {} records of {}; residual (rms log "
+          "error over them) {:.4f}; was {:.6g}\"\n",
+          p.name, value, p.method, p.records, p.sources, p.residual, p.before);
   }
   return y;
 }
@@ -297,6 +426,17 @@ Comparison compare(const hw::GpuSpec& gpu, const std::vector<Record>& records, M
   };
   for (const auto& [k, v] : by_class) c.classes.push_back(stats(k, v));
   c.classes.push_back(stats("all", all));
+  return c;
+}
+
+Comparison compare_held_out(const hw::GpuSpec& gpu, const std::vector<Record>& records, Mode mode,
+                            const Split& split) {
+  std::vector<Record> held;
+  for (const auto& r : predictable(records))
+    if (split.holds_out(r)) held.push_back(r);
+  // compare() filters by the hashed split only when asked: every record given is compared.
+  Comparison c = compare(gpu, held, mode, false);
+  for (auto& row : c.rows) row.held_out = true;
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "models/clock_model.hpp"
 #include "models/kernel.hpp"
 #include "models/kernel_sim.hpp"
 #include "models/launch.hpp"
@@ -125,11 +126,21 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
     for (const PlannedKernel& pk : plan.kernels) {
       const KernelSetup s = kernel_setup(gpu, kp, pk.desc);
       const KernelEstimate e = estimate_kernel(s);
-      const double t = mode == Mode::kFast ? e.time_s : simulate_kernel_work(gpu, kp, s);
+      const double t_boost = mode == Mode::kFast ? e.time_s : simulate_kernel_work(gpu, kp, s);
+      // The power roof (models/clock_model.hpp): a kernel whose dynamic power at the boost clock
+      // would exceed the board's cap runs at the clock that meets it, in both modes.
+      const double grid = static_cast<double>(s.desc.grid);
+      PowerDemand demand;
+      demand.tensor_flops = grid * s.desc.flops_tensor;
+      demand.tensor_precision = s.desc.tensor_precision;
+      demand.simt_ops = grid * (s.desc.flops_fp32 + s.desc.flops_fp64 + s.desc.sfu_ops);
+      demand.hbm_bytes = grid * s.hbm_bytes;
+      const ClockLimit clk = power_limit(gpu, demand, t_boost);
+      const double t = clk.time_s;
       work.push_back({t, pk.count});
       const double n = static_cast<double>(pk.count);
       work_sum += t * n;
-      const double blocks = static_cast<double>(s.desc.grid) * n;
+      const double blocks = grid * n;
       p.hbm_bytes += blocks * s.hbm_bytes;
       p.l2_bytes += blocks * s.l2_bytes;
       // Keys appended in sorted order, each at the end of the map without a search (a JSON
@@ -142,11 +153,15 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
       k.emplace_hint(k.end(), "grid", s.desc.grid);
       k.emplace_hint(k.end(), "l2_hit_rate", s.l2_hit);
       k.emplace_hint(k.end(), "name", s.desc.name);
+      k.emplace_hint(k.end(), "power_w", clk.power_w);
+      k.emplace_hint(k.end(), "sm_clock_hz", clk.sm_clock_hz);
       k.emplace_hint(k.end(), "time_s", t);
       k.emplace_hint(k.end(), "waves", e.waves);
       if (t * n > longest) {
         longest = t * n;
-        work_bound = e.bound;
+        work_bound = clk.power_bound ? "power" : e.bound;
+        p.detail["sm_clock_hz"] = clk.sm_clock_hz;
+        p.detail["power_w"] = clk.power_w;
         p.kernel_name = s.desc.name;
         p.grid = s.desc.grid;
         p.block = s.desc.block;
@@ -195,6 +210,8 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
     p.roof_fraction = f_l2;
   else if (p.bound == "hbm" || p.bound == "latency")
     p.roof_fraction = f_hbm;
+  else if (p.bound == "power")
+    p.roof_fraction = std::max(f_compute, f_hbm) > 0 ? 1.0 : 0.0;  // on the power roof
   else
     p.roof_fraction = std::max(f_compute, f_hbm);
   return p;

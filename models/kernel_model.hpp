@@ -6,7 +6,8 @@
 // the same physics as events and flows on the sim/ engine (models/kernel_sim). Launch overhead
 // and the host (models/launch) turn kernel times into the `kernel` or `per_call` timing. The bound
 // is the limit that set the time: compute, hbm, l2, latency (too few bytes in flight), launch
-// (start-up, gaps and host issue outweigh the work) or pcie.
+// (start-up, gaps and host issue outweigh the work), pcie, or power (the board's power cap lowers
+// the SM clock: models/clock_model; detail.sm_clock_hz and detail.power_w say what it ran at).
 // Ignores: what models/kernel, models/op_library and models/launch say they ignore.
 // Validation: not yet validated (H200 measurements land in validate/data/h200/*.json). Fast and
 // detailed agree within 10% over the sweep in tests/kernel (the property test holds them to it).
@@ -30,7 +31,7 @@ struct KernelPrediction {
   double kernel_time_s = 0;    ///< GPU duration of all the op's kernels (plus gaps between them)
   double per_call_time_s = 0;  ///< wall time of one call timed with events (launch + kernel)
   int kernels = 1;             ///< kernel launches the op makes
-  std::string bound;           ///< "compute", "hbm", "l2", "latency", "launch", "pcie"
+  std::string bound;           ///< "compute", "hbm", "l2", "latency", "launch", "pcie", "power"
   double flops = 0, hbm_bytes = 0, l2_bytes = 0;
   double achieved_flops_per_s = 0, achieved_bytes_per_s = 0;
   double roof_fraction = 0;  ///< achieved / the applicable roof (compute or memory)

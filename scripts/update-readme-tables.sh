@@ -12,7 +12,7 @@ gpu=configs/hw/h200-sxm-141gb.calibrated.yaml
 records="$D/gemm.json $D/kernels.json $D/memory.json $D/launch.json $D/compute.json"
 tmp=$(mktemp)
 {
-  echo "Held-out third of the H200 measurements (never used for fitting), calibrated model, fast mode:"
+  echo "Hashed held-out third of the H200 measurements (never used for fitting, but interleaved with fitted cases of the same sweeps: interpolation; the extrapolation splits are in validate/README.md), calibrated model, fast mode:"
   echo
   $ridge compare $records --exclude attention/ --gpu $gpu --held-out --markdown
   echo

@@ -26,6 +26,7 @@ cap() {
 }
 finish() {
   [ -n "${DMON:-}" ] && kill "$DMON" 2>/dev/null
+  [ -n "${CLK:-}" ] && kill "$CLK" 2>/dev/null
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu,pstate,clocks_throttle_reasons.active \
     --format=csv > "$R/clocks-end.csv" 2>&1
   cp "$R/run.log" "$OUT/run.log" 2>/dev/null
@@ -45,6 +46,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,cl
 cat "$R/clocks-start.csv" | tee -a "$R/run.log"
 nvidia-smi dmon -s pucm -d 1 > "$R/dmon.txt" 2>&1 &
 DMON=$!
+# SM/memory clock, power (1 s average and instantaneous) and clock-event reasons every 50 ms for
+# the whole run, timestamped, so each record's time window can be matched to the clock it ran at
+# (issue 18: the power cap moves the SM clock within ~0.1 s; dmon's 1 s misses it).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.draw.instant,temperature.gpu,clocks_event_reasons.active \
+  --format=csv -lms 50 > "$R/clocks-50ms.csv" 2>&1 &
+CLK=$!
 
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 NCCL_ROOT=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
