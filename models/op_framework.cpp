@@ -52,8 +52,11 @@ struct FwParams {
   // softmax_warp_forward (a warp per row, the row in registers): elements per second, rows of at
   // most 1024 (4.2 M elements in 8.9-10.9 us, bf16 and fp32 alike: not bytes) and of 2048 (80
   // registers, fewer warps resident: 8.4 M elements in 24 us).
-  double warp_softmax_rate = 0.45e12;
-  double warp_softmax_rate_2048 = 0.365e12;
+  // (v2, fitted on sets 1 and 2: 12 kernels of at most 1024 columns, 4 of 2048) forward time =
+  // rows x 40.5 ps + elements x 1.86 ps; rows of 2048 (80 registers) 2.5 ps an element. Set 1
+  // alone had suggested a constant element rate, which 131072 rows of 32 columns disproved.
+  double warp_softmax_per_row_s = 40.5e-12, warp_softmax_per_elem_s = 1.86e-12;
+  double warp_softmax_2048_per_elem_s = 2.5e-12;
   double warp_softmax_bwd_rate = 0.94e12;  // 4.2 M elements in 5.4 us
   // Block-per-row softmax kernels (cunn_SoftMaxForward{,Reg,Smem}, cunn_SoftMaxBackward{,Smem}):
   // each block's row is loaded in rounds of threads x 16 B; a round takes the loaded latency
@@ -63,6 +66,9 @@ struct FwParams {
   double row_latency_min_s = 0.6e-6;
   double row_latency_bw = 4.0e12;
   double row_block_base_s = 2.36e-6;
+  // (v2, from sets 1 and 2) fraction of L2 that keeps re-read rows: 34 MB in flight hit (4096 x
+  // 32000 fp32), 53 MB and more miss (2048 x 50257 and all of set 2's vocabularies).
+  double l2_keep_fraction = 0.75;
   // LayerNorm/RMSNorm kernels (vectorized_layer_norm_kernel, layer_norm_grad_input_kernel
   // _vectorized): a bandwidth on their compulsory traffic (forward: x read, y written; backward
   // dX: dY and x read, dX written) and a cost per wave of resident blocks, least squares on the 4
@@ -83,6 +89,9 @@ struct FwParams {
   // iteration (18.3 us at 16 iterations, 9 kernels), alone 0.44 us (8.0-8.4 us, 3 kernels);
   // backward 0.53 us (9.3-10.4 us, 9 kernels).
   double nll_fwd_iter_s = 1.08e-6, nll_fwd_alone_iter_s = 0.44e-6, nll_bwd_iter_s = 0.53e-6;
+  // (v2, fitted on set 2: nll_loss forward alone at 16384 and 32768 rows, 1024 threads, 0.72-0.78
+  // us an iteration) the single SM drains the block's gathers at 53 GB/s.
+  double nll_sm_bytes_per_s = 53e9;
   // GELU's arithmetic, issue cycles per element per SM (the SFU erf/tanh and the FP32 work around
   // them): bf16 over 64 Mi elements runs below the streaming rate (exact forward 89.7 us, tanh
   // 77.3 us, exact backward 121.3 us, tanh backward 103.0 us).
@@ -115,10 +124,6 @@ Ctx make_ctx(const hw::GpuSpec& gpu) {
 int blocks_per_sm(const Ctx& c, int threads, int regs, double smem) {
   const Occupancy o = occupancy(c.gpu.sm, {threads, regs, smem, -1});
   return std::max(1, o.blocks_per_sm);
-}
-
-long long cdiv(double a, double b) {
-  return static_cast<long long>(std::ceil(a / b));
 }
 
 // ---- kernel builders ----------------------------------------------------------------------------
@@ -214,16 +219,24 @@ FrameworkKernel warp_softmax(const Ctx& c, bool fwd, double rows, double cols, d
   const double rows_per_warp = cols <= 128 ? 2 : 1;
   k.grid = std::max(1.0, std::ceil(rows / (4 * rows_per_warp)));
   k.hbm_bytes = bytes;
-  const double rate = fwd ? (cols > 1024 ? c.p.warp_softmax_rate_2048 : c.p.warp_softmax_rate)
-                          : c.p.warp_softmax_bwd_rate;
-  const double t_el = rows * cols / (rate * c.rate_scale);
+  // Forward: a cost per row (the warp's two shuffle reductions and its row set-up) and per
+  // element; backward: an element rate (set 1 has one backward shape only).
+  double t_el = 0;
+  if (!fwd)
+    t_el = rows * cols / (c.p.warp_softmax_bwd_rate * c.rate_scale);
+  else if (cols > 1024)
+    t_el = rows * cols * c.p.warp_softmax_2048_per_elem_s / c.rate_scale;
+  else
+    t_el = (rows * c.p.warp_softmax_per_row_s + rows * cols * c.p.warp_softmax_per_elem_s) /
+           c.rate_scale;
   const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
   k.time_s = c.p.t0_s + std::max(t_el, t_mem);
   k.bound = t_el > t_mem ? "compute" : "hbm";
   return k;
 }
 
-FrameworkKernel single_block(const Ctx& c, std::string name, double rows, double iter_s) {
+FrameworkKernel single_block(const Ctx& c, std::string name, double rows, double iter_s,
+                             double sm_bytes_per_s = 0) {
   FrameworkKernel k;
   k.name = std::move(name);
   k.grid = 1;
@@ -234,7 +247,10 @@ FrameworkKernel single_block(const Ctx& c, std::string name, double rows, double
   k.block = static_cast<int>(threads);
   k.hbm_bytes = rows * 12;  // int64 target + fp32 value
   const double iters = std::ceil(rows / threads);
-  k.time_s = c.p.t0_s + iters * iter_s;
+  // (v2) One SM serves the whole block: an iteration's requests (per warp 8 sectors of int64
+  // targets and 32 scattered sectors of values: 40 B a thread) drain at the SM's own rate.
+  const double drain = sm_bytes_per_s > 0 ? threads * 40.0 / (sm_bytes_per_s * c.rate_scale) : 0;
+  k.time_s = c.p.t0_s + iters * std::max(iter_s, drain);
   k.bound = "latency";
   return k;
 }
@@ -265,6 +281,16 @@ void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
     out.push_back(k);
   } else {
     auto k = row_chain(c, "cunn_SoftMaxForward", rows, 1024, 32, 128, row, 3, 1, 4 * n * e);
+    // (v2) The max and sum passes re-read the rows in flight; when those exceed what L2 keeps
+    // (l2_keep_fraction of it) every pass streams from HBM: 4 x the tensor at stream_bw.
+    const double in_flight = std::min(rows, c.sms * k.blocks_per_sm) * row;
+    if (in_flight > c.p.l2_keep_fraction * c.gpu.memory.l2_size) {
+      const double t_hbm = c.p.t0_s + 4 * n * e / (c.p.stream_bw * c.bw_scale);
+      if (t_hbm > k.time_s) {
+        k.time_s = t_hbm;
+        k.bound = "hbm";
+      }
+    }
     out.push_back(k);
   }
 }
@@ -297,7 +323,8 @@ void softmax_bwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
 
 void nll_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, bool after_softmax) {
   out.push_back(single_block(c, "nll_loss_forward_reduce_cuda_kernel_2d", rows,
-                             after_softmax ? c.p.nll_fwd_iter_s : c.p.nll_fwd_alone_iter_s));
+                             after_softmax ? c.p.nll_fwd_iter_s : c.p.nll_fwd_alone_iter_s,
+                             c.p.nll_sm_bytes_per_s));
 }
 
 void nll_bwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double vocab, double e) {
@@ -612,9 +639,12 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     out.push_back(stream(c, "CatArrayBatchedCopy_vectorized", n, 2 * n * e, c.p.cat_bw));
   } else if (k == "torch_strided_copy") {
     const double n = op.f("n"), s = op.f("stride"), e = dtype_bytes(op.s("dtype"));
-    const double per = std::min(32.0, s * e);  // sector bytes fetched per element read
-    out.push_back(unrolled(c, "elementwise_kernel<128,2> direct_copy (strided)", n,
-                           n * e + n * std::min(per, 32.0), n * per + n * e));
+    // Per element read: a 32-byte sector between L2 and the SM at most, and (v2) up to a 64-byte
+    // DRAM access from HBM (fp32 stride 16, set 2: 513 us for 32 Mi elements, half the rate of a
+    // 32-byte sector).
+    const double sector = std::min(32.0, s * e), dram = std::min(64.0, s * e);
+    out.push_back(unrolled(c, "elementwise_kernel<128,2> direct_copy (strided)", n, n * (e + dram),
+                           n * (sector + e)));
   } else {
     throw std::invalid_argument("framework ops: unknown op '" + std::string(k) + "'");
   }
