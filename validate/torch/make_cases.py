@@ -111,7 +111,54 @@ def set2():
     return c
 
 
-SETS = {"train": train, "set2": set2}
+def set3():
+    """Set 3, chosen after model v2 (fitted on sets 1 and 2) was frozen: shapes in neither set."""
+    c = []
+    for dt in ("bf16", "fp32"):
+        for r, n in ((262144, 16), (49152, 256), (24576, 768), (12288, 2048), (6144, 4096),
+                     (3072, 8192), (1024, 65536)):
+            c.append(case("torch_softmax", rows=r, cols=n, dtype=dt))
+    for r, n in ((8192, 10240), (256, 196608)):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype="bf16"))
+    for r, n, dt in ((32768, 1024, "bf16"), (16384, 2048, "fp32"), (4096, 16384, "bf16"),
+                     (1024, 65536, "fp32")):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype=dt, **{"pass": "bwd"}))
+    for r, v in ((6144, 100352), (12288, 49152), (3072, 200064), (1024, 128256)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_softmax", rows=r, cols=v, dtype="fp32", log=True, **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="fp32",
+                          loss_dtype="fp32", **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="bf16",
+                          loss_dtype="fp32", **{"pass": ps}))
+    for r, v in ((8192, 50257), (65536, 8192), (512, 32000)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_nll_loss", rows=r, vocab=v, **{"pass": ps}))
+    for r, n in ((12288, 2048), (65536, 512), (2048, 12288), (8192, 3072)):
+        for ps in ("fwd", "bwd"):
+            for dt in ("bf16", "fp32"):
+                c.append(case("torch_layernorm", rows=r, cols=n, dtype=dt, **{"pass": ps}))
+    for r, n in ((8192, 4096), (16384, 3584), (2048, 16384), (65536, 1024)):
+        for ps in ("fwd", "bwd"):
+            for impl in ("fused", "composed"):
+                c.append(case("torch_rmsnorm", rows=r, cols=n, dtype="bf16", impl=impl,
+                              **{"pass": ps}))
+    for n in (3 << 20, 3 << 24, 100000000):
+        for ap in ("none", "tanh"):
+            for ps in ("fwd", "bwd"):
+                c.append(case("torch_gelu", n=n, dtype="bf16", approximate=ap, **{"pass": ps}))
+    for o, a, b, i in ((4, 4096, 32, 128), (32, 1024, 8, 64), (1, 12288, 4096, 1),
+                       (16, 512, 64, 16), (1, 3000, 5000, 1)):
+        c.append(case("torch_transpose_copy", outer=o, a=a, b=b, inner=i, dtype="bf16"))
+    for k, r, n, dim in ((4, 8192, 2048, "cols"), (2, 32768, 1024, "rows"), (3, 4096, 5120, "cols"),
+                         (32, 512, 256, "rows")):
+        for via in ("cat", "split_bwd"):
+            c.append(case("torch_cat", pieces=k, rows=r, cols=n, dim=dim, dtype="bf16", via=via))
+    for s, dt in ((12, "fp32"), (32, "fp32"), (2, "bf16"), (16, "bf16")):
+        c.append(case("torch_strided_copy", n=1 << 25, stride=s, dtype=dt))
+    return c
+
+
+SETS = {"train": train, "set2": set2, "set3": set3}
 
 if __name__ == "__main__":
     json.dump(SETS[sys.argv[1]](), sys.stdout, indent=1)
