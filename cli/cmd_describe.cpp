@@ -10,8 +10,9 @@
 
 namespace ridge::cli {
 
-void describe_serve(std::string& text, nlohmann::json& j);     // cli/cmd_serve.cpp
-void describe_parallel(std::string& text, nlohmann::json& j);  // cli/cmd_run.cpp
+void describe_serve(std::string& text, nlohmann::json& j);       // cli/cmd_serve.cpp
+void describe_parallel(std::string& text, nlohmann::json& j);    // cli/cmd_run.cpp
+void describe_model_keys(std::string& text, nlohmann::json& j);  // cli/cmd_model_keys.cpp
 
 namespace {
 std::string_view type_name(models::ParamType t) {
@@ -37,10 +38,10 @@ void register_describe(CLI::App& app, Action& action) {
                                  "files (graph), imported graphs (import)");
   auto what = std::make_shared<std::string>("ops");
   cmd->add_option("what", *what,
-                  "ops, params, limits, serve, system, parallel, graph (kind: graph files) or "
-                  "import (imported graphs)")
+                  "ops, params, limits, serve, system, parallel, graph (kind: graph files), "
+                  "import (imported graphs) or model (transformer model-file keys)")
       ->check(CLI::IsMember(
-          {"ops", "params", "limits", "serve", "system", "parallel", "graph", "import"}));
+          {"ops", "params", "limits", "serve", "system", "parallel", "graph", "import", "model"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -84,6 +85,8 @@ void register_describe(CLI::App& app, Action& action) {
         describe_serve(text, j);
       } else if (*what == "parallel") {
         describe_parallel(text, j);
+      } else if (*what == "model") {
+        describe_model_keys(text, j);
       } else {
         Table t({"parameter", "default", "range", "meaning"});
         for (const auto& p : hw::model_param_table()) {

@@ -1,5 +1,7 @@
 #include "models/kernel_model.hpp"
 
+#include "models/op_framework.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,6 +82,7 @@ double unit_peak(const hw::GpuSpec& gpu, const OpCost& c) {
 
 KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
                                   Timing timing) {
+  if (is_framework_op(op.kind())) return predict_framework_op(gpu, op, mode, timing);
   const KernelParams kp = kernel_params(gpu);
   OpPlan plan = plan_op(gpu, kp, op);
   const OpCost cost = op_cost(op);

@@ -2,6 +2,7 @@
 
 #include "hw/limits.hpp"
 #include "models/op_cost.hpp"
+#include "models/op_framework.hpp"
 
 #include <fmt/format.h>
 
@@ -19,8 +20,13 @@ const std::vector<std::string_view> kGemmDtypes = {"fp32", "tf32",     "fp16",
 const std::vector<std::string_view> kFloatDtypes = {"fp32", "fp16", "bf16"};
 constexpr double kBig = 9.007199254740992e15;
 
+std::vector<OpDecl> with_framework_ops(std::vector<OpDecl> v) {
+  append_framework_ops(v);  // the torch_* ops (models/op_framework)
+  return v;
+}
+
 const std::vector<OpDecl>& table() {
-  static const std::vector<OpDecl> t = {
+  static const std::vector<OpDecl> t = with_framework_ops({
       {"gemm",
        "C[m,n] = A[m,k] B[k,n] through the vendor BLAS (cuBLASLt), optionally batched",
        {{"m", P::kInt, "", {}, 1, kBig, "rows of A and C"},
@@ -183,7 +189,7 @@ const std::vector<OpDecl>& table() {
          "back_to_back: "
          "a tiny kernel repeated"},
         {"kernels", P::kInt, "1", {}, 1, kBig, ""}}},
-  };
+  });
   return t;
 }
 

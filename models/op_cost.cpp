@@ -1,5 +1,7 @@
 #include "models/op_cost.hpp"
 
+#include "models/op_framework.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string_view>
@@ -45,6 +47,7 @@ int elementwise_inputs(const std::string& op) {
 }  // namespace
 
 OpCost op_cost(const OpSpec& op) {
+  if (is_framework_op(op.kind())) return framework_op_cost(op);
   OpCost c;
   // Compared as string_view: lengths first, so the kinds before this op's cost no memcmp.
   const std::string_view k = op.kind();

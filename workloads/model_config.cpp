@@ -87,14 +87,22 @@ TransformerConfig read_transformer(hw::MapReader& m) {
   }
   t.ffn = m.integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
   t.gated_mlp = m.boolean("gated_mlp", false);
-  t.activation = m.choice("activation", t.gated_mlp ? "silu" : "gelu_tanh", {"gelu_tanh", "silu"});
+  t.activation =
+      m.choice("activation", t.gated_mlp ? "silu" : "gelu_tanh", {"gelu_tanh", "silu", "gelu"});
   t.vocab = m.integer("vocab", std::nullopt, 1, kMaxVocab);
   t.tied_embeddings = m.boolean("tied_embeddings", false);
   const std::string norm = m.choice("norm", "layernorm", {"layernorm", "rmsnorm"});
   t.norm = norm == "rmsnorm" ? NormType::kRmsNorm : NormType::kLayerNorm;
   t.bias = m.boolean("bias", t.norm == NormType::kLayerNorm);
   t.max_positions = m.integer("max_positions", std::nullopt, 1, kMaxPositions);
-  t.position = m.choice("position", t.style == "llama" ? "rope" : "learned", {"learned", "rope"});
+  t.position =
+      m.choice("position", t.style == "llama" ? "rope" : "learned", {"learned", "rope", "none"});
+  t.norm_impl = m.choice("norm_impl", t.norm == NormType::kRmsNorm ? "composed" : "fused",
+                         {"fused", "composed"});
+  if (t.norm == NormType::kLayerNorm && t.norm_impl == "composed")
+    m.sink().add(*m.child("norm_impl", false), m.key_path("norm_impl"),
+                 "composed is the Hugging Face RMSNorm's form: give norm: rmsnorm, or fused");
+  t.loss_dtype = m.choice("loss_dtype", "bf16", {"bf16", "fp32"});
   if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0 && m.has("kv_heads"))
     m.sink().add(
         *m.child("kv_heads", false), m.key_path("kv_heads"),

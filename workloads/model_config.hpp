@@ -26,13 +26,21 @@ struct TransformerConfig {
   int head_dim = 0;  ///< d_model / heads unless given
   long long ffn = 0;
   bool gated_mlp = false;                ///< SwiGLU: gate, up and down projections
-  std::string activation = "gelu_tanh";  ///< gelu_tanh | silu
+  std::string activation = "gelu_tanh";  ///< gelu_tanh | silu | gelu (exact, erf)
   long long vocab = 0;
   bool tied_embeddings = false;
   NormType norm = NormType::kLayerNorm;
   bool bias = true;  ///< Linear layers carry biases
   long long max_positions = 0;
-  std::string position = "learned";  ///< learned | rope
+  std::string position = "learned";  ///< learned | rope | none
+  /// How the norm runs: fused (one PyTorch kernel: F.layer_norm, nn.RMSNorm) or composed (the
+  /// Hugging Face RMSNorm's eager pieces); empty: the norm's default (LayerNorm fused, RMSNorm
+  /// composed), as configs built in code (workloads/e2e_compare.cpp) leave it. The model-file
+  /// loader always sets it.
+  std::string norm_impl;
+  /// The dtype the training loss is computed in: bf16 (F.cross_entropy on the autocast bf16
+  /// logits) or fp32 (logits.float() first, as Hugging Face's loss does).
+  std::string loss_dtype = "bf16";
 
   /// Parameters: embeddings, per-layer weights (and biases, norms), final norm, LM head if untied.
   long long parameter_count() const;

@@ -77,6 +77,16 @@ void linear_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, lo
 
 void norm_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long rows,
               bool fp32) {
+  if (m.norm == NormType::kRmsNorm && m.norm_impl == "fused") {
+    // nn.RMSNorm: one vectorized_layer_norm_kernel<rms> (models/op_framework).
+    e.kernel(n, C::kElementwise, "torch_rmsnorm",
+             {{"rows", rows},
+              {"cols", m.d_model},
+              {"dtype", fp32 ? "fp32" : "bf16"},
+              {"impl", "fused"},
+              {"pass", "fwd"}});
+    return;
+  }
   if (m.norm == NormType::kLayerNorm) {
     e.kernel(n, C::kElementwise, "layernorm",
              {{"rows", rows}, {"cols", m.d_model}, {"dtype", fp32 ? "fp32" : "bf16"}});
@@ -97,6 +107,18 @@ void norm_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long
 
 void norm_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long rows,
               bool accumulate) {
+  if (m.norm == NormType::kRmsNorm && m.norm_impl == "fused") {
+    // nn.RMSNorm's backward: layer_norm_grad_input_kernel_vectorized + GammaBeta (2 kernels).
+    e.kernel(n + ".bwd", C::kElementwise, "torch_rmsnorm",
+             {{"rows", rows},
+              {"cols", m.d_model},
+              {"dtype", "fp32"},
+              {"impl", "fused"},
+              {"pass", "bwd"}},
+             2);
+    if (accumulate) e.elementwise(n + ".grad_acc", "add", m.d_model, "fp32");
+    return;
+  }
   const double N = double(rows) * m.d_model;
   const int kernels =
       m.norm == NormType::kLayerNorm ? 1 : 4;  // explicit RMSNorm: its pieces' grads
@@ -156,6 +178,23 @@ void attention_fwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool
   linear_fwd(e, m, "attn.proj", x.T, x.q, x.d, false);
 }
 
+// The MLP activation over n bf16 elements. gelu_tanh and silu keep the op sequence the e2e runs
+// were matched with (elementwise gelu/silu, and a mul for the backward); the exact GELU is
+// F.gelu(approximate='none') as models/op_framework times it, forward and backward.
+void activation(Emitter& e, const TransformerConfig& m, const std::string& n, long long count,
+                bool bwd) {
+  if (m.activation == "gelu") {
+    e.kernel(
+        n, C::kElementwise, "torch_gelu",
+        {{"n", count}, {"dtype", "bf16"}, {"approximate", "none"}, {"pass", bwd ? "bwd" : "fwd"}});
+    return;
+  }
+  if (bwd)
+    e.elementwise(n, "mul", count);
+  else
+    e.elementwise(n, m.activation == "silu" ? "silu" : "gelu", count);
+}
+
 void layer_fwd(Emitter& e, const TransformerConfig& m, const Shapes& x) {
   norm_fwd(e, m, "ln1", x.T, true);
   attention_fwd(e, m, x, true);
@@ -164,11 +203,11 @@ void layer_fwd(Emitter& e, const TransformerConfig& m, const Shapes& x) {
   if (m.gated_mlp) {
     linear_fwd(e, m, "mlp.gate", x.T, x.d, x.ffn, m.norm == NormType::kLayerNorm);
     linear_fwd(e, m, "mlp.up", x.T, x.d, x.ffn, false);
-    e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
+    activation(e, m, "mlp.act", x.T * x.ffn, false);
     e.elementwise("mlp.mul", "mul", x.T * x.ffn);
   } else {
     linear_fwd(e, m, "mlp.up", x.T, x.d, x.ffn, m.norm == NormType::kLayerNorm);
-    e.elementwise("mlp.act", m.activation == "silu" ? "silu" : "gelu", x.T * x.ffn);
+    activation(e, m, "mlp.act", x.T * x.ffn, false);
   }
   linear_fwd(e, m, "mlp.down", x.T, x.ffn, x.d, false);
   e.elementwise("residual2", "add", x.T * x.d, "fp32");
@@ -179,12 +218,12 @@ void layer_bwd(Emitter& e, const TransformerConfig& m, const Shapes& x, bool acc
   linear_bwd(e, m, "mlp.down", x.T, x.ffn, x.d, false, acc);
   if (m.gated_mlp) {
     e.elementwise("mlp.mul.bwd", "mul", 2 * x.T * x.ffn);
-    e.elementwise("mlp.act.bwd", "mul", x.T * x.ffn);
+    activation(e, m, "mlp.act.bwd", x.T * x.ffn, true);
     linear_bwd(e, m, "mlp.up", x.T, x.d, x.ffn, false, acc);
     linear_bwd(e, m, "mlp.gate", x.T, x.d, x.ffn, ln, acc);
     e.elementwise("mlp.dX_sum", "add", x.T * x.d);
   } else {
-    e.elementwise("mlp.act.bwd", "mul", x.T * x.ffn);
+    activation(e, m, "mlp.act.bwd", x.T * x.ffn, true);
     linear_bwd(e, m, "mlp.up", x.T, x.d, x.ffn, ln, acc);
   }
   norm_bwd(e, m, "ln2", x.T, acc);
@@ -253,27 +292,41 @@ void micro_batch(Emitter& e, const TransformerConfig& m, const TrainOptions& o, 
   // nll_loss (one 512-thread block gathering the targets' log-probabilities).
   const double TV = static_cast<double>(x.T) * static_cast<double>(m.vocab);
   const double T = static_cast<double>(x.T);
-  e.kernel("loss.log_softmax", C::kElementwise, "softmax",
-           {{"rows", x.T}, {"cols", m.vocab}, {"dtype", "bf16"}});
-  e.cast("loss.to_fp32", x.T * m.vocab, 2, 4);
-  const auto nll = [&](const std::string& name, double written) {
-    e.kernel(name, C::kElementwise, "custom",
-             {{"grid", 1},
-              {"block", 512},
-              {"bytes_read", 12.0 * T},
-              {"bytes_written", written},
-              {"flops_fp32", T}});
-  };
-  nll("loss.nll", 4.0);
-  // loss.backward(): from here on the autograd engine launches every kernel. nll_loss's backward
-  // scatters -1/T into a zeroed fp32 gradient of the logits' size (a fill of T x V), which is cast
-  // back to bf16 for log_softmax's backward.
-  e.host_path = HostPath::kAutogradBackward;
-  e.elementwise("loss.backward_seed", "copy", 1, "fp32");
-  e.pass("loss.grad_zeros", C::kElementwise, 0.0, 4.0 * TV, 0.0);
-  nll("loss.nll.bwd", 4.0 * T);
-  e.cast("loss.grad_to_bf16", x.T * m.vocab, 4, 2);
-  e.pass("loss.log_softmax.bwd", C::kElementwise, 4.0 * TV, 2.0 * TV, 3.0 * TV);
+  if (m.loss_dtype == "fp32") {
+    // loss_dtype fp32: F.cross_entropy(logits.float(), targets) (Hugging Face's loss): the cast,
+    // log_softmax and nll_loss in fp32, and their backward, as models/op_framework times them.
+    const nlohmann::json ce = {
+        {"rows", x.T}, {"vocab", m.vocab}, {"logits_dtype", "bf16"}, {"loss_dtype", "fp32"}};
+    nlohmann::json fwd = ce, bwd = ce;
+    fwd["pass"] = "fwd";
+    bwd["pass"] = "bwd";
+    e.kernel("loss.cross_entropy", C::kElementwise, "torch_cross_entropy", fwd, 3);
+    e.host_path = HostPath::kAutogradBackward;
+    e.elementwise("loss.backward_seed", "copy", 1, "fp32");
+    e.kernel("loss.cross_entropy.bwd", C::kElementwise, "torch_cross_entropy", bwd, 4);
+  } else {
+    e.kernel("loss.log_softmax", C::kElementwise, "softmax",
+             {{"rows", x.T}, {"cols", m.vocab}, {"dtype", "bf16"}});
+    e.cast("loss.to_fp32", x.T * m.vocab, 2, 4);
+    const auto nll = [&](const std::string& name, double written) {
+      e.kernel(name, C::kElementwise, "custom",
+               {{"grid", 1},
+                {"block", 512},
+                {"bytes_read", 12.0 * T},
+                {"bytes_written", written},
+                {"flops_fp32", T}});
+    };
+    nll("loss.nll", 4.0);
+    // loss.backward(): from here on the autograd engine launches every kernel. nll_loss's backward
+    // scatters -1/T into a zeroed fp32 gradient of the logits' size (a fill of T x V), which is
+    // cast back to bf16 for log_softmax's backward.
+    e.host_path = HostPath::kAutogradBackward;
+    e.elementwise("loss.backward_seed", "copy", 1, "fp32");
+    e.pass("loss.grad_zeros", C::kElementwise, 0.0, 4.0 * TV, 0.0);
+    nll("loss.nll.bwd", 4.0 * T);
+    e.cast("loss.grad_to_bf16", x.T * m.vocab, 4, 2);
+    e.pass("loss.log_softmax.bwd", C::kElementwise, 4.0 * TV, 2.0 * TV, 3.0 * TV);
+  }
   {
     // The LM head has no bias; with tied embeddings its dW accumulates into the embedding's grad.
     TransformerConfig nobias = m;

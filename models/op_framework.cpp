@@ -1,0 +1,701 @@
+#include "models/op_framework.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "models/kernel.hpp"
+#include "models/launch.hpp"
+#include "models/occupancy.hpp"
+
+namespace ridge::models {
+namespace {
+
+using P = ParamType;
+constexpr double kBig = 9.007199254740992e15;
+const std::vector<std::string_view> kDtypes = {"fp32", "fp16", "bf16"};
+
+// ---- parameters ---------------------------------------------------------------------------------
+//
+// H200 values (132 SMs at 1980 MHz, HBM3e 4.8 TB/s datasheet), each set on the training set
+// validate/data/h200/torch/train/train.json (torch 2.11.0+cu130, driver 580.159.04, SM clock
+// 1980 MHz and memory 3201 MHz throughout) by the kernels named beside it, and frozen before set 2
+// was measured (validate/prereg/torch-set2/). Other GPUs scale the bandwidths by their datasheet
+// HBM bandwidth and the rates by SMs x clock (not validated).
+struct FwParams {
+  // Fixed duration of any kernel as the profiler reports it (start-up and drain): the shortest
+  // kernels of the set (add-eps and rsqrt over 4-8 blocks) run 0.90-0.99 us.
+  double t0_s = 1.0e-6;
+  // Streaming bandwidth, reads + writes, of PyTorch's vectorised kernels: fp32 GELU over 64 Mi
+  // elements (537 MB in 127.8 us), fp32->bf16 casts (786 MB in 177.8 us).
+  double stream_bw = 4.4e12;
+  // Write-only streams (FillFunctor zeroing the cross-entropy gradient: 524 MB in 113 us).
+  double write_bw = 4.65e12;
+  // cat's CatArrayBatchedCopy_vectorized: 134-201 MB moved at 3.9-4.1 TB/s (5 shapes).
+  double cat_bw = 4.0e12;
+  // Row reductions over the last dimension (reduce_kernel<512,1>, mean/sum): 12.6-67 MB at
+  // 2.8-3.7 TB/s.
+  double row_reduce_bw = 3.8e12;
+  // Device-to-device memcpy (expand's copy in the composed RMSNorm backward): 3.6-3.7 TB/s.
+  double memcpy_bw = 3.7e12;
+  // 32-byte sectors between L2 and the SMs when a warp's loads scatter (2-D transposes, strided
+  // copies): 570 MB of sectors for a 4096x4096 bf16 transpose in 122.7 us, fp32 stride 8: 604 MB
+  // in 137 us.
+  double sector_bw = 4.7e12;
+  // Elements per second of PyTorch's non-vectorised loops (unrolled_elementwise_kernel,
+  // elementwise_kernel<128, 2|4> with an offset calculator per operand): bf16->fp32 casts
+  // (131 M elements in 381 us) and 4-D transposes (8.4-33.5 M elements at 0.34-0.36 T/s).
+  double unrolled_rate = 0.345e12;
+  // softmax_warp_forward (a warp per row, the row in registers): elements per second, rows of at
+  // most 1024 (4.2 M elements in 8.9-10.9 us, bf16 and fp32 alike: not bytes) and of 2048 (80
+  // registers, fewer warps resident: 8.4 M elements in 24 us).
+  // (v2, fitted on sets 1 and 2: 12 kernels of at most 1024 columns, 4 of 2048) forward time =
+  // rows x 40.5 ps + elements x 1.86 ps; rows of 2048 (80 registers) 2.5 ps an element. Set 1
+  // alone had suggested a constant element rate, which 131072 rows of 32 columns disproved.
+  double warp_softmax_per_row_s = 40.5e-12, warp_softmax_per_elem_s = 1.86e-12;
+  double warp_softmax_2048_per_elem_s = 2.5e-12;
+  double warp_softmax_bwd_rate = 0.94e12;  // 4.2 M elements in 5.4 us
+  // Block-per-row softmax kernels (cunn_SoftMaxForward{,Reg,Smem}, cunn_SoftMaxBackward{,Smem}):
+  // each block's row is loaded in rounds of threads x 16 B; a round takes the loaded latency
+  // max(row_latency_min, bytes in flight on the GPU / row_latency_bw) (Little's law), and a block
+  // pays row_block_base for its reductions and barriers. Set on the 30 block-per-row softmax
+  // kernels of the set (the Reg kernels at 4096 columns: 3.46 us a block-wave).
+  double row_latency_min_s = 0.6e-6;
+  double row_latency_bw = 4.0e12;
+  double row_block_base_s = 2.36e-6;
+  // (v2, from sets 1 and 2) fraction of L2 that keeps re-read rows: 34 MB in flight hit (4096 x
+  // 32000 fp32), 53 MB and more miss (2048 x 50257 and all of set 2's vocabularies).
+  double l2_keep_fraction = 0.75;
+  // LayerNorm/RMSNorm kernels (vectorized_layer_norm_kernel, layer_norm_grad_input_kernel
+  // _vectorized): a bandwidth on their compulsory traffic (forward: x read, y written; backward
+  // dX: dY and x read, dX written) and a cost per wave of resident blocks, least squares on the 4
+  // shapes of each (LayerNorm's per-wave cost differs by dtype: 2.29 us bf16, 0.65 us fp32).
+  double ln_fwd_bw = 2.82e12, ln_fwd_base_s = 2.29e-6, ln_fwd_base_fp32_s = 0.65e-6;
+  double rms_fwd_bw = 3.36e12, rms_fwd_base_s = 0.48e-6;
+  double ln_dx_bw = 3.37e12, ln_dx_base_s = 0.2e-6;
+  double ln_dx_bw_fp32 = 2.69e12;
+  // GammaBetaBackwardCUDAKernelTemplate (a block of 32x32 threads per 32 columns walking all
+  // rows): the larger of a time per 32-row iteration and the kernel's bytes at gamma_beta_bw; 12
+  // kernels of the set, within about 25% (the walk is 0.10 us an iteration at 4096 rows and 0.15-
+  // 0.19 us at 8192: not captured).
+  double gamma_beta_iter_s = 0.13e-6, gamma_beta_bw = 2.6e12;
+  // reduce_kernel<128,4> summing over rows (a weight gradient): a fixed cost and a time per row.
+  double column_reduce_base_s = 9.0e-6, column_reduce_per_row_s = 0.9e-9;
+  // nll_loss's single-block kernels: one latency per row a thread handles (rows / threads, the
+  // threads being rows / 16 clamped to [32, 1024]); forward after log_softmax 1.08 us per
+  // iteration (18.3 us at 16 iterations, 9 kernels), alone 0.44 us (8.0-8.4 us, 3 kernels);
+  // backward 0.53 us (9.3-10.4 us, 9 kernels).
+  double nll_fwd_iter_s = 1.08e-6, nll_fwd_alone_iter_s = 0.44e-6, nll_bwd_iter_s = 0.53e-6;
+  // (v2, fitted on set 2: nll_loss forward alone at 16384 and 32768 rows, 1024 threads, 0.72-0.78
+  // us an iteration) the single SM drains the block's gathers at 53 GB/s.
+  double nll_sm_bytes_per_s = 53e9;
+  // GELU's arithmetic, issue cycles per element per SM (the SFU erf/tanh and the FP32 work around
+  // them): bf16 over 64 Mi elements runs below the streaming rate (exact forward 89.7 us, tanh
+  // 77.3 us, exact backward 121.3 us, tanh backward 103.0 us).
+  double gelu_exact_fwd_cpe = 0.345, gelu_tanh_fwd_cpe = 0.297;
+  double gelu_exact_bwd_cpe = 0.468, gelu_tanh_bwd_cpe = 0.397;
+  double memset_s = 0.8e-6;  // Memset of a few bytes (0.74-0.80 us)
+};
+
+constexpr double kRefHbm = 4.8e12;            // H200 datasheet HBM bandwidth
+constexpr double kRefSmClock = 132 * 1.98e9;  // H200 SMs x boost clock
+
+struct Ctx {
+  const hw::GpuSpec& gpu;
+  FwParams p;
+  double bw_scale = 1, rate_scale = 1;
+  double sms = 132;
+  double sm_clock_hz = 1.98e9;
+};
+
+Ctx make_ctx(const hw::GpuSpec& gpu) {
+  Ctx c{gpu, FwParams{}};
+  c.sms = gpu.sm.count;
+  if (gpu.memory.hbm_bandwidth > 0) c.bw_scale = gpu.memory.hbm_bandwidth / kRefHbm;
+  const double clock = gpu.clocks.boost_hz > 0 ? gpu.clocks.boost_hz : 1.98e9;
+  c.sm_clock_hz = clock;
+  c.rate_scale = gpu.sm.count * clock / kRefSmClock;
+  return c;
+}
+
+int blocks_per_sm(const Ctx& c, int threads, int regs, double smem) {
+  const Occupancy o = occupancy(c.gpu.sm, {threads, regs, smem, -1});
+  return std::max(1, o.blocks_per_sm);
+}
+
+// ---- kernel builders ----------------------------------------------------------------------------
+
+// A vectorised streaming kernel (vectorized_elementwise_kernel, FillFunctor, casts, cat): the
+// larger of its bytes at `bw` and its arithmetic at `cpe` issue cycles per element per SM.
+FrameworkKernel stream(const Ctx& c, std::string name, double elems, double bytes, double bw,
+                       double cpe = 0) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.block = 128;
+  k.grid = std::max(1.0, std::ceil(elems / 512));
+  k.hbm_bytes = bytes;
+  k.fp32_instr = elems * cpe * 128;  // thread-instructions: 128 lanes issue per SM cycle
+  const double t_mem = bytes / (bw * c.bw_scale);
+  const double active_sms = std::min(c.sms, k.grid);
+  const double t_alu = elems * cpe / (c.sm_clock_hz * active_sms);
+  k.time_s = c.p.t0_s + std::max(t_mem, t_alu);
+  k.bound = t_alu > t_mem ? "compute" : "hbm";
+  return k;
+}
+
+// A non-vectorised loop (unrolled_elementwise_kernel or elementwise_kernel<128, n> with offset
+// calculators): elements at unrolled_rate, scattered 32-byte sectors at sector_bw, bytes at the
+// streaming bandwidth; the largest sets the time.
+FrameworkKernel unrolled(const Ctx& c, std::string name, double elems, double bytes,
+                         double sector_bytes = 0) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.block = 128;
+  k.grid = std::max(1.0, std::ceil(elems / 512));
+  k.hbm_bytes = bytes;
+  k.l2_bytes = sector_bytes;
+  const double t_el = elems / (c.p.unrolled_rate * c.rate_scale);
+  const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
+  const double t_sec = sector_bytes / (c.p.sector_bw * c.bw_scale);
+  k.time_s = c.p.t0_s + std::max({t_el, t_mem, t_sec});
+  k.bound = t_sec >= std::max(t_el, t_mem) ? "l2" : (t_el >= t_mem ? "compute" : "hbm");
+  return k;
+}
+
+FrameworkKernel tiny(const Ctx& c, std::string name, double elems, double elem_bytes) {
+  return stream(c, std::move(name), elems, 2 * elems * elem_bytes, c.p.stream_bw);
+}
+
+// A block-per-row kernel walking its row in rounds: time = waves x (base + rounds x latency), with
+// the latency of a round from Little's law over the bytes all resident blocks keep in flight.
+FrameworkKernel row_chain(const Ctx& c, std::string name, double rows, int block, int regs,
+                          double smem, double row_bytes, int passes, double arrays_in_flight,
+                          double traffic) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.grid = std::max(1.0, rows);
+  k.block = block;
+  k.blocks_per_sm = blocks_per_sm(c, block, regs, smem);
+  k.hbm_bytes = traffic;
+  const double slots = c.sms * k.blocks_per_sm;
+  const double concurrent = std::min(k.grid, slots);
+  const double round_bytes = block * 16.0;
+  k.inflight_bytes = round_bytes * arrays_in_flight;
+  const double latency = std::max(
+      c.p.row_latency_min_s, concurrent * k.inflight_bytes / (c.p.row_latency_bw * c.bw_scale));
+  const double rounds = passes * std::ceil(row_bytes / round_bytes);
+  const double per_block = c.p.row_block_base_s / c.rate_scale + rounds * latency;
+  const double waves = std::max(1.0, k.grid / slots);
+  k.time_s = c.p.t0_s + waves * per_block;
+  k.bound = "latency";
+  return k;
+}
+
+// A block-per-row kernel bound by its traffic at a measured bandwidth plus a cost per wave.
+FrameworkKernel row_bw(const Ctx& c, std::string name, double rows, int block, int regs,
+                       double smem, double traffic, double bw, double base_s) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.grid = std::max(1.0, rows);
+  k.block = block;
+  k.blocks_per_sm = blocks_per_sm(c, block, regs, smem);
+  k.hbm_bytes = traffic;
+  const double waves = std::max(1.0, k.grid / (c.sms * k.blocks_per_sm));
+  k.time_s = c.p.t0_s + traffic / (bw * c.bw_scale) + waves * base_s / c.rate_scale;
+  k.bound = "hbm";
+  return k;
+}
+
+// softmax_warp_forward / _backward: a warp per row (two rows when a row is at most 128 elements),
+// 128-thread blocks, the row in registers: element-rate bound on the H200 (bf16 and fp32 take the
+// same time), and never faster than its bytes.
+FrameworkKernel warp_softmax(const Ctx& c, bool fwd, double rows, double cols, double bytes) {
+  FrameworkKernel k;
+  k.name = fwd ? "softmax_warp_forward" : "softmax_warp_backward";
+  k.block = 128;
+  const double rows_per_warp = cols <= 128 ? 2 : 1;
+  k.grid = std::max(1.0, std::ceil(rows / (4 * rows_per_warp)));
+  k.hbm_bytes = bytes;
+  // Forward: a cost per row (the warp's two shuffle reductions and its row set-up) and per
+  // element; backward: an element rate (set 1 has one backward shape only).
+  double t_el = 0;
+  if (!fwd)
+    t_el = rows * cols / (c.p.warp_softmax_bwd_rate * c.rate_scale);
+  else if (cols > 1024)
+    t_el = rows * cols * c.p.warp_softmax_2048_per_elem_s / c.rate_scale;
+  else
+    t_el = (rows * c.p.warp_softmax_per_row_s + rows * cols * c.p.warp_softmax_per_elem_s) /
+           c.rate_scale;
+  const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
+  k.time_s = c.p.t0_s + std::max(t_el, t_mem);
+  k.bound = t_el > t_mem ? "compute" : "hbm";
+  return k;
+}
+
+FrameworkKernel single_block(const Ctx& c, std::string name, double rows, double iter_s,
+                             double sm_bytes_per_s = 0) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.grid = 1;
+  // nll_loss launches rows/16 threads, clamped to [32, 1024] (64, 128, 256 threads at 1024, 2048,
+  // 4096 rows in the traces); each thread walks its rows one dependent gather at a time.
+  const double threads =
+      std::clamp(std::exp2(std::ceil(std::log2(std::max(1.0, rows / 16)))), 32.0, 1024.0);
+  k.block = static_cast<int>(threads);
+  k.hbm_bytes = rows * 12;  // int64 target + fp32 value
+  const double iters = std::ceil(rows / threads);
+  // (v2) One SM serves the whole block: an iteration's requests (per warp 8 sectors of int64
+  // targets and 32 scattered sectors of values: 40 B a thread) drain at the SM's own rate.
+  const double drain = sm_bytes_per_s > 0 ? threads * 40.0 / (sm_bytes_per_s * c.rate_scale) : 0;
+  k.time_s = c.p.t0_s + iters * std::max(iter_s, drain);
+  k.bound = "latency";
+  return k;
+}
+
+// ---- op kernel lists ----------------------------------------------------------------------------
+
+int ilp_of(double e) {
+  return static_cast<int>(16 / e);
+}
+
+// Softmax or log_softmax forward over the last dimension (SoftMax.cu host_softmax): a warp per row
+// up to 2048 columns (and 8 KiB); above, a 1024-thread block per row: the row in registers up to
+// 8192 columns (cunn_SoftMaxForwardReg), in shared memory when it fits the default 48 KiB
+// (cunn_SoftMaxForwardSmem), else three passes over global memory (cunn_SoftMaxForward: max,
+// sum of exp, normalise and write).
+void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double cols,
+                 double e) {
+  const double row = cols * e, n = rows * cols;
+  if (cols <= 2048 && row <= 8192) {
+    out.push_back(warp_softmax(c, true, rows, cols, 2 * n * e));
+  } else if (cols <= 8192) {
+    const int regs = cols <= 4096 ? 30 : 37;
+    auto k = row_chain(c, "cunn_SoftMaxForwardReg", rows, 1024, regs, 128, row, 1, 1, 2 * n * e);
+    out.push_back(k);
+  } else if (row <= 48 * 1024 - 128 && std::fmod(cols, ilp_of(e)) == 0) {
+    auto k =
+        row_chain(c, "cunn_SoftMaxForwardSmem", rows, 1024, 32, row + 128, row, 3, 1, 2 * n * e);
+    out.push_back(k);
+  } else {
+    auto k = row_chain(c, "cunn_SoftMaxForward", rows, 1024, 32, 128, row, 3, 1, 4 * n * e);
+    // (v2) The max and sum passes re-read the rows in flight; when those exceed what L2 keeps
+    // (l2_keep_fraction of it) every pass streams from HBM: 4 x the tensor at stream_bw.
+    const double in_flight = std::min(rows, c.sms * k.blocks_per_sm) * row;
+    if (in_flight > c.p.l2_keep_fraction * c.gpu.memory.l2_size) {
+      const double t_hbm = c.p.t0_s + 4 * n * e / (c.p.stream_bw * c.bw_scale);
+      if (t_hbm > k.time_s) {
+        k.time_s = t_hbm;
+        k.bound = "hbm";
+      }
+    }
+    out.push_back(k);
+  }
+}
+
+// Backward (host_softmax_backward): a warp per row up to 1024 columns; else a block per row of
+// min(512, cols / (2 x 16 B / elem)) threads, from shared memory when the row fits (two passes:
+// the sum, then the gradient), else cunn_SoftMaxBackward reading grad and output (two arrays in
+// flight) in two passes. Softmax (not log) first multiplies grad by the output (an elementwise
+// kernel).
+void softmax_bwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double cols,
+                 double e, bool log) {
+  const double row = cols * e, n = rows * cols;
+  if (!log)
+    out.push_back(stream(c, "vectorized_elementwise_kernel mul", n, 3 * n * e, c.p.stream_bw));
+  if (cols <= 1024 && row <= 4096) {
+    out.push_back(warp_softmax(c, false, rows, cols, 3 * n * e));
+    return;
+  }
+  const int ilp = ilp_of(e);
+  const int block = static_cast<int>(
+      std::clamp(std::exp2(std::ceil(std::log2(std::max(1.0, cols / (2.0 * ilp))))), 32.0, 512.0));
+  if (row <= 48 * 1024 - 64 && std::fmod(cols, ilp) == 0) {
+    out.push_back(
+        row_chain(c, "cunn_SoftMaxBackwardSmem", rows, block, 29, row + 64, row, 2, 1, 3 * n * e));
+  } else {
+    out.push_back(
+        row_chain(c, "cunn_SoftMaxBackward", rows, block, 56, 2048, row, 2, 2, 4 * n * e));
+  }
+}
+
+void nll_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, bool after_softmax) {
+  out.push_back(single_block(c, "nll_loss_forward_reduce_cuda_kernel_2d", rows,
+                             after_softmax ? c.p.nll_fwd_iter_s : c.p.nll_fwd_alone_iter_s,
+                             c.p.nll_sm_bytes_per_s));
+}
+
+void nll_bwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double vocab, double e) {
+  out.push_back(stream(c, "vectorized_elementwise_kernel FillFunctor (zero grad)", rows * vocab,
+                       rows * vocab * e, c.p.write_bw));
+  out.push_back(
+      single_block(c, "nll_loss_backward_reduce_cuda_kernel_2d", rows, c.p.nll_bwd_iter_s));
+}
+
+// LayerNorm / fused RMSNorm (layer_norm_kernel.cu; nn.RMSNorm runs the same kernels with the
+// rms flag in torch >= 2.8): forward vectorized_layer_norm_kernel, a 128-thread block per row;
+// backward layer_norm_grad_input_kernel_vectorized (a block per row) and
+// GammaBetaBackwardCUDAKernelTemplate (a 32x32 block per 32 columns).
+void norm_kernels(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double cols,
+                  double e, bool rms, bool fwd) {
+  const double n = rows * cols;
+  if (fwd) {
+    out.push_back(
+        row_bw(c, rms ? "vectorized_layer_norm_kernel<rms>" : "vectorized_layer_norm_kernel", rows,
+               128, e == 4 ? 39 : 32, 24, 2 * n * e, rms ? c.p.rms_fwd_bw : c.p.ln_fwd_bw,
+               rms ? c.p.rms_fwd_base_s : (e == 4 ? c.p.ln_fwd_base_fp32_s : c.p.ln_fwd_base_s)));
+    return;
+  }
+  out.push_back(row_bw(c, "layer_norm_grad_input_kernel_vectorized", rows, 128, 32, 16, 3 * n * e,
+                       e == 4 ? c.p.ln_dx_bw_fp32 : c.p.ln_dx_bw, c.p.ln_dx_base_s));
+  FrameworkKernel k;
+  k.name = "GammaBetaBackwardCUDAKernelTemplate";
+  k.grid = std::max(1.0, std::ceil(cols / 32));
+  k.block = 1024;
+  k.hbm_bytes = 2 * n * e;
+  // Each block walks all rows, 32 at a time (one iteration per 32 rows), for its 32 columns; the
+  // whole kernel also moves dY and X once.
+  const double t_walk = std::ceil(rows / 32) * c.p.gamma_beta_iter_s / c.rate_scale;
+  const double t_mem = k.hbm_bytes / (c.p.gamma_beta_bw * c.bw_scale);
+  k.time_s = c.p.t0_s + std::max(t_walk, t_mem);
+  k.bound = t_walk > t_mem ? "latency" : "hbm";
+  out.push_back(k);
+}
+
+FrameworkKernel row_reduce(const Ctx& c, double rows, double cols) {
+  auto k = stream(c, "reduce_kernel<512,1> (row sum/mean, fp32)", rows * cols, rows * cols * 4,
+                  c.p.row_reduce_bw);
+  return k;
+}
+
+FrameworkKernel column_reduce(const Ctx& c, double rows, double cols, double e) {
+  FrameworkKernel k;
+  k.name = "reduce_kernel<128,4> (column sum)";
+  k.grid = std::ceil(cols / 128);
+  k.block = 128;
+  k.hbm_bytes = rows * cols * e;
+  k.time_s =
+      c.p.t0_s + (c.p.column_reduce_base_s + rows * c.p.column_reduce_per_row_s) / c.rate_scale;
+  k.bound = "latency";
+  return k;
+}
+
+// The Hugging Face Llama RMSNorm (x.float(); pow(2).mean(-1); x * rsqrt(var + eps); .to(dtype);
+// weight * x) as eager kernels, and its autograd backward (17 kernels in the traces, in order).
+void composed_rmsnorm(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double cols,
+                      double e, bool fwd) {
+  const double n = rows * cols;
+  const bool cast = e != 4;  // fp32 inputs skip the casts
+  if (fwd) {
+    if (cast)
+      out.push_back(unrolled(c, "unrolled_elementwise_kernel copy (to fp32)", n, n * (e + 4)));
+    out.push_back(stream(c, "vectorized_elementwise_kernel pow", n, 8 * n, c.p.stream_bw));
+    out.push_back(row_reduce(c, rows, cols));
+    out.push_back(tiny(c, "vectorized_elementwise_kernel add eps", rows, 4));
+    out.push_back(tiny(c, "vectorized_elementwise_kernel rsqrt", rows, 4));
+    out.push_back(unrolled(c, "elementwise_kernel<128,2> mul (broadcast)", n, 8 * n));
+    if (cast)
+      out.push_back(
+          stream(c, "vectorized_elementwise_kernel copy (to bf16)", n, n * (4 + e), c.p.stream_bw));
+    out.push_back(unrolled(c, "elementwise_kernel<128,4> mul (weight)", n, 2 * n * e));
+    return;
+  }
+  out.push_back(unrolled(c, "elementwise_kernel<128,4> mul (grad x weight)", n, 2 * n * e));
+  out.push_back(
+      stream(c, "vectorized_elementwise_kernel mul (grad x h)", n, 3 * n * e, c.p.stream_bw));
+  FrameworkKernel ms;
+  ms.name = "Memset";
+  ms.time_s = c.p.memset_s;
+  ms.bound = "launch";
+  out.push_back(ms);
+  out.push_back(column_reduce(c, rows, cols, e));
+  if (cast)
+    out.push_back(unrolled(c, "unrolled_elementwise_kernel copy (to fp32)", n, n * (e + 4)));
+  out.push_back(stream(c, "vectorized_elementwise_kernel mul", n, 12 * n, c.p.stream_bw));
+  out.push_back(unrolled(c, "elementwise_kernel<128,2> mul (broadcast)", n, 8 * n));
+  out.push_back(row_reduce(c, rows, cols));
+  for (const char* nm : {"pow backward", "mul", "mul"}) out.push_back(tiny(c, nm, rows, 4));
+  out.push_back(unrolled(c, "elementwise_kernel<128,2> mul (expand)", n, 8 * n));
+  FrameworkKernel cp;
+  cp.name = "Memcpy DtoD";
+  cp.hbm_bytes = 8 * n;
+  cp.time_s = c.p.t0_s + 8 * n / (c.p.memcpy_bw * c.bw_scale);
+  cp.bound = "hbm";
+  out.push_back(cp);
+  out.push_back(stream(c, "vectorized_elementwise_kernel mul (2x)", n, 8 * n, c.p.stream_bw));
+  out.push_back(stream(c, "vectorized_elementwise_kernel mul", n, 12 * n, c.p.stream_bw));
+  out.push_back(stream(c, "vectorized_elementwise_kernel add", n, 12 * n, c.p.stream_bw));
+  if (cast)
+    out.push_back(
+        stream(c, "vectorized_elementwise_kernel copy (to bf16)", n, n * (4 + e), c.p.stream_bw));
+}
+
+}  // namespace
+
+// ---- vocabulary ---------------------------------------------------------------------------------
+
+bool is_framework_op(std::string_view kind) {
+  return kind.starts_with("torch_");
+}
+
+void append_framework_ops(std::vector<OpDecl>& t) {
+  const std::vector<std::string_view> pass = {"fwd", "bwd"};
+  t.push_back({"torch_softmax",
+               "PyTorch softmax or log_softmax over the last dimension (F.softmax, F.log_softmax)",
+               {{"rows", P::kInt, "", {}, 1, kBig, ""},
+                {"cols", P::kInt, "", {}, 1, kBig, "the reduced dimension"},
+                {"dtype", P::kEnum, "bf16", kDtypes, 0, 0, ""},
+                {"log", P::kBool, "false", {}, 0, 1, "log_softmax"},
+                {"pass", P::kEnum, "fwd", pass, 0, 0, "bwd: the autograd backward alone"}}});
+  t.push_back({"torch_nll_loss",
+               "PyTorch F.nll_loss over log-probabilities (mean reduction)",
+               {{"rows", P::kInt, "", {}, 1, kBig, ""},
+                {"vocab", P::kInt, "", {}, 1, kBig, "classes"},
+                {"dtype", P::kEnum, "fp32", kDtypes, 0, 0, "log-probability type"},
+                {"pass", P::kEnum, "fwd", pass, 0, 0, "bwd: zero the gradient, then scatter"}}});
+  t.push_back({"torch_cross_entropy",
+               "PyTorch F.cross_entropy(logits.to(loss_dtype), targets): log_softmax + nll_loss",
+               {{"rows", P::kInt, "", {}, 1, kBig, ""},
+                {"vocab", P::kInt, "", {}, 1, kBig, ""},
+                {"logits_dtype", P::kEnum, "fp32", kDtypes, 0, 0, "dtype the logits arrive in"},
+                {"loss_dtype", P::kEnum, "fp32", kDtypes, 0, 0,
+                 "dtype the loss is computed in (a cast kernel each way when it differs)"},
+                {"pass", P::kEnum, "fwd", pass, 0, 0, ""}}});
+  t.push_back({"torch_layernorm",
+               "PyTorch F.layer_norm over the last dimension with weight and bias",
+               {{"rows", P::kInt, "", {}, 1, kBig, ""},
+                {"cols", P::kInt, "", {}, 1, kBig, ""},
+                {"dtype", P::kEnum, "bf16", kDtypes, 0, 0, ""},
+                {"pass", P::kEnum, "fwd", pass, 0, 0, "bwd: input, weight and bias gradients"}}});
+  t.push_back(
+      {"torch_rmsnorm",
+       "RMSNorm: nn.RMSNorm (fused kernels, torch >= 2.8) or the composed Hugging Face form",
+       {{"rows", P::kInt, "", {}, 1, kBig, ""},
+        {"cols", P::kInt, "", {}, 1, kBig, ""},
+        {"dtype", P::kEnum, "bf16", kDtypes, 0, 0, ""},
+        {"impl",
+         P::kEnum,
+         "fused",
+         {"fused", "composed"},
+         0,
+         0,
+         "fused: nn.RMSNorm; composed: x.float(), pow, mean, rsqrt, mul, cast, weight"},
+        {"pass", P::kEnum, "fwd", pass, 0, 0, "bwd: input and weight gradients"}}});
+  t.push_back({"torch_gelu",
+               "PyTorch F.gelu over n elements",
+               {{"n", P::kInt, "", {}, 1, kBig, "elements"},
+                {"dtype", P::kEnum, "bf16", kDtypes, 0, 0, ""},
+                {"approximate", P::kEnum, "none", {"none", "tanh"}, 0, 0, "none: exact (erf)"},
+                {"pass", P::kEnum, "fwd", pass, 0, 0, ""}}});
+  t.push_back(
+      {"torch_transpose_copy",
+       "x.view(outer, a, b, inner).transpose(1, 2).contiguous() (e.g. [B,S,H,D] -> [B,H,S,D])",
+       {{"outer", P::kInt, "1", {}, 1, kBig, ""},
+        {"a", P::kInt, "", {}, 1, kBig, ""},
+        {"b", P::kInt, "", {}, 1, kBig, ""},
+        {"inner", P::kInt, "1", {}, 1, kBig, "contiguous run kept together"},
+        {"dtype", P::kEnum, "bf16", kDtypes, 0, 0, ""}}});
+  t.push_back({"torch_cat",
+               "torch.cat of equal rows x cols pieces, or split's backward (the same kernel)",
+               {{"pieces", P::kInt, "", {}, 1, 1 << 20, ""},
+                {"rows", P::kInt, "", {}, 1, kBig, "rows of each piece"},
+                {"cols", P::kInt, "", {}, 1, kBig, "columns of each piece"},
+                {"dim", P::kEnum, "rows", {"rows", "cols"}, 0, 0, "the dimension joined"},
+                {"dtype", P::kEnum, "bf16", kDtypes, 0, 0, ""},
+                {"via",
+                 P::kEnum,
+                 "cat",
+                 {"cat", "split_bwd"},
+                 0,
+                 0,
+                 "split_bwd: the gradient of torch.split (a cat of the pieces' gradients)"}}});
+  t.push_back({"torch_strided_copy",
+               "x[::stride].contiguous(): a copy reading every stride-th element",
+               {{"n", P::kInt, "", {}, 1, kBig, "elements written"},
+                {"stride", P::kInt, "2", {}, 1, 1 << 20, "element stride of the reads"},
+                {"dtype", P::kEnum, "fp32", kDtypes, 0, 0, ""}}});
+}
+
+OpCost framework_op_cost(const OpSpec& op) {
+  OpCost c;
+  const std::string_view k = op.kind();
+  auto bwd = [&] { return op.s("pass") == "bwd"; };
+  if (k == "torch_softmax") {
+    const double n = op.f("rows") * op.f("cols"), e = dtype_bytes(op.s("dtype"));
+    c.flops = 5 * n;
+    c.bytes_read = (bwd() ? 2 : 1) * n * e;
+    c.bytes_written = n * e;
+  } else if (k == "torch_nll_loss") {
+    const double r = op.f("rows"), e = dtype_bytes(op.s("dtype"));
+    c.flops = r;
+    c.bytes_read = r * (8 + e);
+    c.bytes_written = bwd() ? r * op.f("vocab") * e : 4;
+  } else if (k == "torch_cross_entropy") {
+    const double n = op.f("rows") * op.f("vocab"), e = dtype_bytes(op.s("logits_dtype"));
+    c.flops = 5 * n;
+    c.bytes_read = n * e + op.f("rows") * 8;
+    c.bytes_written = bwd() ? n * e : 4;
+  } else if (k == "torch_layernorm" || k == "torch_rmsnorm") {
+    const double n = op.f("rows") * op.f("cols"), e = dtype_bytes(op.s("dtype"));
+    c.flops = (k == "torch_layernorm" ? 8 : 4) * n * (bwd() ? 2 : 1);
+    c.bytes_read = (bwd() ? 2 : 1) * n * e;
+    c.bytes_written = n * e;
+  } else if (k == "torch_gelu") {
+    const double n = op.f("n"), e = dtype_bytes(op.s("dtype"));
+    c.flops = (bwd() ? 16 : 8) * n;
+    c.bytes_read = (bwd() ? 2 : 1) * n * e;
+    c.bytes_written = n * e;
+  } else if (k == "torch_transpose_copy") {
+    const double n = op.f("outer") * op.f("a") * op.f("b") * op.f("inner");
+    c.bytes_read = c.bytes_written = n * dtype_bytes(op.s("dtype"));
+  } else if (k == "torch_cat") {
+    const double n = op.f("pieces") * op.f("rows") * op.f("cols");
+    c.bytes_read = c.bytes_written = n * dtype_bytes(op.s("dtype"));
+  } else if (k == "torch_strided_copy") {
+    const double n = op.f("n");
+    c.bytes_read = c.bytes_written = n * dtype_bytes(op.s("dtype"));
+  } else {
+    throw std::invalid_argument("framework op cost: unknown op '" + std::string(k) + "'");
+  }
+  c.min_bytes = c.bytes_read + c.bytes_written;
+  return c;
+}
+
+std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op) {
+  const Ctx c = make_ctx(gpu);
+  std::vector<FrameworkKernel> out;
+  const std::string_view k = op.kind();
+  if (k == "torch_softmax") {
+    const double rows = op.f("rows"), cols = op.f("cols"), e = dtype_bytes(op.s("dtype"));
+    if (op.s("pass") == "fwd")
+      softmax_fwd(c, out, rows, cols, e);
+    else
+      softmax_bwd(c, out, rows, cols, e, op.b("log"));
+  } else if (k == "torch_nll_loss") {
+    if (op.s("pass") == "fwd")
+      nll_fwd(c, out, op.f("rows"), false);
+    else
+      nll_bwd(c, out, op.f("rows"), op.f("vocab"), dtype_bytes(op.s("dtype")));
+  } else if (k == "torch_cross_entropy") {
+    const double rows = op.f("rows"), v = op.f("vocab"), n = rows * v;
+    const double el = dtype_bytes(op.s("logits_dtype")), es = dtype_bytes(op.s("loss_dtype"));
+    const bool cast = op.s("logits_dtype") != op.s("loss_dtype");
+    if (op.s("pass") == "fwd") {
+      // A widening cast runs the non-vectorised direct copy; a narrowing one the vectorised copy.
+      if (cast) {
+        if (es > el)
+          out.push_back(
+              unrolled(c, "unrolled_elementwise_kernel copy (logits cast)", n, n * (el + es)));
+        else
+          out.push_back(stream(c, "vectorized_elementwise_kernel copy (logits cast)", n,
+                               n * (el + es), c.p.stream_bw));
+      }
+      softmax_fwd(c, out, rows, v, es);
+      nll_fwd(c, out, rows, true);
+    } else {
+      nll_bwd(c, out, rows, v, es);
+      softmax_bwd(c, out, rows, v, es, true);
+      if (cast) {
+        if (el > es)
+          out.push_back(
+              unrolled(c, "unrolled_elementwise_kernel copy (grad cast)", n, n * (el + es)));
+        else
+          out.push_back(stream(c, "vectorized_elementwise_kernel copy (grad cast)", n,
+                               n * (el + es), c.p.stream_bw));
+      }
+    }
+  } else if (k == "torch_layernorm") {
+    norm_kernels(c, out, op.f("rows"), op.f("cols"), dtype_bytes(op.s("dtype")), false,
+                 op.s("pass") == "fwd");
+  } else if (k == "torch_rmsnorm") {
+    const double e = dtype_bytes(op.s("dtype"));
+    if (op.s("impl") == "fused")
+      norm_kernels(c, out, op.f("rows"), op.f("cols"), e, true, op.s("pass") == "fwd");
+    else
+      composed_rmsnorm(c, out, op.f("rows"), op.f("cols"), e, op.s("pass") == "fwd");
+  } else if (k == "torch_gelu") {
+    const double n = op.f("n"), e = dtype_bytes(op.s("dtype"));
+    const bool fwd = op.s("pass") == "fwd", exact = op.s("approximate") == "none";
+    const double cpe = fwd ? (exact ? c.p.gelu_exact_fwd_cpe : c.p.gelu_tanh_fwd_cpe)
+                           : (exact ? c.p.gelu_exact_bwd_cpe : c.p.gelu_tanh_bwd_cpe);
+    out.push_back(stream(c,
+                         fwd ? "vectorized_elementwise_kernel GeluCUDAKernelImpl"
+                             : "vectorized_elementwise_kernel GeluBackwardCUDAKernelImpl",
+                         n, (fwd ? 2 : 3) * n * e, c.p.stream_bw, cpe));
+  } else if (k == "torch_transpose_copy") {
+    const double inner = op.f("inner"), e = dtype_bytes(op.s("dtype"));
+    const double n = op.f("outer") * op.f("a") * op.f("b") * inner;
+    // Each contiguous run of `inner` elements is read in whole 32-byte sectors; runs shorter
+    // than a sector waste the rest of it (the L2 keeps the sector for the neighbouring output
+    // rows, so HBM sees the bytes once).
+    const double run = inner * e;
+    const double sectors = n / inner * std::ceil(run / 32) * 32;
+    out.push_back(unrolled(c, "elementwise_kernel<128,4> direct_copy (transpose)", n, 2 * n * e,
+                           sectors + n * e));
+  } else if (k == "torch_cat") {
+    const double n = op.f("pieces") * op.f("rows") * op.f("cols"), e = dtype_bytes(op.s("dtype"));
+    out.push_back(stream(c, "CatArrayBatchedCopy_vectorized", n, 2 * n * e, c.p.cat_bw));
+  } else if (k == "torch_strided_copy") {
+    const double n = op.f("n"), s = op.f("stride"), e = dtype_bytes(op.s("dtype"));
+    // Per element read: a 32-byte sector between L2 and the SM at most, and (v2) up to a 64-byte
+    // DRAM access from HBM (fp32 stride 16, set 2: 513 us for 32 Mi elements, half the rate of a
+    // 32-byte sector).
+    const double sector = std::min(32.0, s * e), dram = std::min(64.0, s * e);
+    out.push_back(unrolled(c, "elementwise_kernel<128,2> direct_copy (strided)", n, n * (e + dram),
+                           n * (sector + e)));
+  } else {
+    throw std::invalid_argument("framework ops: unknown op '" + std::string(k) + "'");
+  }
+  return out;
+}
+
+KernelPrediction predict_framework_op(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
+                                      Timing timing) {
+  const std::vector<FrameworkKernel> ks = framework_kernels(gpu, op);
+  const OpCost cost = framework_op_cost(op);
+  const KernelParams kp = kernel_params(gpu);
+  KernelPrediction p;
+  p.flops = cost.flops;
+  std::vector<LaunchedWork> work;
+  nlohmann::json kernels = nlohmann::json::array();
+  double sum = 0, longest = -1;
+  for (const auto& k : ks) {
+    sum += k.time_s;
+    p.hbm_bytes += k.hbm_bytes;
+    p.l2_bytes += k.l2_bytes;
+    work.push_back({k.time_s, 1});
+    kernels.push_back({{"name", k.name},
+                       {"grid", k.grid},
+                       {"block", k.block},
+                       {"time_s", k.time_s},
+                       {"bound", k.bound}});
+    if (k.time_s > longest) {
+      longest = k.time_s;
+      p.kernel_name = k.name;
+      p.grid = static_cast<long long>(k.grid);
+      p.block = k.block;
+      p.bound = k.bound;
+    }
+  }
+  // `kernel` timing is the sum of the kernels' durations (what the profiler reports per call,
+  // validate/torch); `per_call` lines them up behind the host's eager issue (models/launch).
+  const LaunchTiming lt = line_up(kp, work, Issue::kEager);
+  p.kernels = static_cast<int>(ks.size());
+  p.kernel_time_s = sum;
+  p.per_call_time_s = std::max(sum, lt.per_call_s);
+  p.time_s = timing == Timing::kKernel ? p.kernel_time_s : p.per_call_time_s;
+  p.waves = 1;
+  if (p.time_s > 0) {
+    p.achieved_flops_per_s = p.flops / p.time_s;
+    p.achieved_bytes_per_s = p.hbm_bytes / p.time_s;
+  }
+  p.roof_fraction = p.achieved_bytes_per_s / gpu.memory.hbm_bandwidth;
+  p.detail["kernels"] = std::move(kernels);
+  p.detail["mode"] = mode_name(mode);
+  p.detail["model"] = "framework ops (models/op_framework): one closed form in both modes";
+  return p;
+}
+
+}  // namespace ridge::models

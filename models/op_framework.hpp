@@ -1,0 +1,72 @@
+// Framework ops: the kernels PyTorch (2.4 and later, eager, CUDA) really launches for softmax and
+// log_softmax, nll_loss, cross-entropy, LayerNorm, RMSNorm (fused and composed), GELU (exact and
+// tanh), transposing copies and cat/split, each timed from mechanism.
+//
+// Captures, per kernel (the kernel list of each op is the one torch.profiler shows on the H200,
+// validate/data/h200/torch/; the launch configurations are read from PyTorch's ATen sources,
+// aten/src/ATen/native/cuda/{SoftMax,Loss,layer_norm_kernel,CatArrayBatchedCopy}.cu and
+// Loops.cuh):
+//  - bytes moved per pass: a kernel that makes several passes over a row (cunn_SoftMaxForward:
+//    max, sum of exp, then normalise-and-write) re-reads the row; re-reads hit L2 when the rows in
+//    flight fit in it, and cost L2 bandwidth instead of HBM bandwidth;
+//  - parallelism: bytes in flight = resident blocks x threads x loads in flight x 16 B; a kernel's
+//    memory rate is min(streaming bandwidth, bytes in flight / loaded latency) (Little's law);
+//    block-per-row kernels with fewer rows than resident slots run with rows blocks only; a
+//    single-block kernel (nll_loss's reduction: one block of 32 threads) runs at one block's rate;
+//  - SIMT work: FP32 instructions and SFU operations (exp, erf, tanh) per element at the issue
+//    rate of the SMs, overlapped with memory (the larger of the two sets the time);
+//  - a fixed cost per kernel (the shortest kernel duration the profiler reports) and, per call,
+//    the launch of each kernel (models/launch: eager issue).
+// Ignores: register spills and L1 hits, DRAM page effects, the clock (the card ran at its
+// 1980 MHz boost throughout both sets: the records' clocks), multi-stream overlap, tensors that
+// are not contiguous on input (other than the transposing copy's own), PyTorch's 32-bit index
+// splitting of tensors over 2^31 elements.
+// Parameters: H200 values set on the training set (validate/data/h200/torch/train.json), each with
+// the records that determine it (kFrameworkParams in op_framework.cpp); other GPUs scale them by
+// their datasheet bandwidth and clock (not validated).
+// Validation: pre-registered (validate/prereg/torch-set2/): predictions committed before the
+// measurement; errors in validate/README.md, "Framework ops".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string_view>
+#include <vector>
+
+#include "hw/gpu_spec.hpp"
+#include "models/kernel_model.hpp"
+#include "models/op.hpp"
+#include "models/op_cost.hpp"
+
+namespace ridge::models {
+
+/// True for the op kinds declared here (torch_*).
+bool is_framework_op(std::string_view kind);
+/// Appends the framework ops' declarations to the op vocabulary (called once by op.cpp).
+void append_framework_ops(std::vector<OpDecl>& table);
+/// Useful FLOPs and the fewest bytes of a framework op (each input read once, output written once).
+OpCost framework_op_cost(const OpSpec& op);
+
+/// One kernel of a framework op, as the model sees it.
+struct FrameworkKernel {
+  std::string name;           ///< the PyTorch kernel it stands for, e.g. "cunn_SoftMaxForward"
+  double grid = 1;            ///< blocks
+  int block = 128;            ///< threads per block
+  int blocks_per_sm = 8;      ///< resident blocks per SM at most (occupancy)
+  double hbm_bytes = 0;       ///< bytes that must cross HBM (reads + writes)
+  double l2_bytes = 0;        ///< re-read bytes served by L2
+  double inflight_bytes = 0;  ///< bytes one block keeps in flight
+  double fp32_instr = 0;      ///< FP32/integer instructions, whole kernel (thread-level)
+  double sfu_ops = 0;         ///< special-function operations, whole kernel
+  double time_s = 0;          ///< set by the model
+  std::string bound;          ///< set by the model: "hbm", "l2", "latency", "compute", "fixed"
+};
+
+/// The kernels a framework op launches on `gpu`, each timed.
+std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op);
+
+/// Predicts a framework op (both modes use this closed form; `detail` says so).
+KernelPrediction predict_framework_op(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
+                                      Timing timing);
+
+}  // namespace ridge::models

@@ -1,0 +1,225 @@
+// Framework ops (models/op_framework) against their PyTorch measurements on the H200
+// (validate/data/h200/torch/, validate/prereg/, validate/README.md "Framework ops").
+//
+// The protocol: set 1 (train) set the parameters; model v1 was frozen and its predictions for set
+// 2 committed before set 2 was measured; v2 (fitted on sets 1 and 2) was frozen and its
+// predictions for set 3 committed before set 3 was measured. The targets of issue 18 point 6 are
+// asserted on those pre-registered predictions; each missed target is a [!shouldfail] test whose
+// name states the miss (never a looser tolerance).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel_model.hpp"
+#include "models/op_framework.hpp"
+#include "models/records.hpp"
+
+using namespace ridge;
+
+namespace {
+const std::string kRoot = RIDGE_SOURCE_DIR;
+
+const hw::GpuSpec& h200() {
+  static const hw::GpuSpec g = hw::find_gpu(kRoot + "/configs/hw/h200-sxm-141gb.yaml");
+  return g;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  return nlohmann::json::parse(f);
+}
+
+struct Errors {
+  std::vector<double> all;                           // |error|
+  std::map<std::string, std::vector<double>> by_op;  // |error| per op class
+  double median() const { return models::percentile(all, 50); }
+  double p90() const { return models::percentile(all, 90); }
+  double class_median(const std::string& op) const { return models::percentile(by_op.at(op), 50); }
+};
+
+// |predicted - measured| / measured per record, from a predictions file (ridge predict --json).
+Errors preregistered(const std::string& set) {
+  const auto measured =
+      models::read_records(kRoot + "/validate/data/h200/torch/" + set + "/" + set + ".json");
+  const auto pred = read_json(kRoot + "/validate/prereg/torch-" + set + "/predictions.json");
+  std::map<std::string, double> p;
+  for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+  Errors e;
+  for (const auto& r : measured.records) {
+    REQUIRE(p.count(r.id) == 1);
+    const double err = std::abs(models::relative_error(p[r.id] * 1e-6, r.median_s));
+    e.all.push_back(err);
+    e.by_op[r.op].push_back(err);
+  }
+  return e;
+}
+
+// The current model's errors on a measured set.
+Errors current(const std::string& set) {
+  const auto measured =
+      models::read_records(kRoot + "/validate/data/h200/torch/" + set + "/" + set + ".json");
+  Errors e;
+  for (const auto& r : measured.records) {
+    REQUIRE(r.spec.has_value());
+    const double t = models::predict_kernel(h200(), *r.spec).time_s;
+    const double err = std::abs(models::relative_error(t, r.median_s));
+    e.all.push_back(err);
+    e.by_op[r.op].push_back(err);
+  }
+  return e;
+}
+}  // namespace
+
+// ---- set 2: model v1 (1490920), pre-registered in 1e80afd, measured in ae81deb ------------------
+
+TEST_CASE("set 2, model v1 pre-registered: kernels median <= 5% (missed: 5.1%)",
+          "[validation][!shouldfail]") {
+  CHECK(preregistered("set2").median() <= 0.05);
+}
+
+TEST_CASE("set 2, model v1 pre-registered: kernels p90 <= 15% (missed: 21.3%)",
+          "[validation][!shouldfail]") {
+  CHECK(preregistered("set2").p90() <= 0.15);
+}
+
+TEST_CASE(
+    "set 2, model v1 pre-registered: every op class median <= 10% (missed: softmax 14.7%, "
+    "nll_loss 19.6%)",
+    "[validation][!shouldfail]") {
+  const Errors e = preregistered("set2");
+  for (const auto& [op, v] : e.by_op) {
+    INFO(op);
+    CHECK(e.class_median(op) <= 0.10);
+  }
+}
+
+// ---- set 3: model v2 (2651530), pre-registered in e22b01e, measured in e912780 ------------------
+
+TEST_CASE("set 3, model v2 pre-registered: kernels median <= 5% (met: 4.2%)", "[validation]") {
+  CHECK(preregistered("set3").median() <= 0.05);
+}
+
+TEST_CASE("set 3, model v2 pre-registered: kernels p90 <= 15% (missed: 17.0%)",
+          "[validation][!shouldfail]") {
+  CHECK(preregistered("set3").p90() <= 0.15);
+}
+
+TEST_CASE(
+    "set 3, model v2 pre-registered: every op class median <= 10% (missed: layernorm "
+    "11.8%)",
+    "[validation][!shouldfail]") {
+  const Errors e = preregistered("set3");
+  CHECK(e.class_median("torch_layernorm") <= 0.10);
+}
+
+TEST_CASE("set 3, model v2 pre-registered: op classes other than layernorm within 10% (met)",
+          "[validation]") {
+  const Errors e = preregistered("set3");
+  for (const auto& [op, v] : e.by_op) {
+    if (op == "torch_layernorm") continue;
+    INFO(op << ": " << e.class_median(op));
+    CHECK(e.class_median(op) <= 0.10);
+  }
+}
+
+// The model set 3 was pre-registered with is the model in the tree: its predictions reproduce the
+// committed ones (to the 7 significant digits JSON keeps of them; 1e-6 relative). A change to the
+// model fails this test; the change then needs a new pre-registered set (validate/README.md).
+TEST_CASE("the current model reproduces set 3's pre-registered predictions", "[validation]") {
+  const auto pred = read_json(kRoot + "/validate/prereg/torch-set3/predictions.json");
+  for (const auto& r : pred.at("records")) {
+    const auto spec = models::OpSpec::from_json(r.at("op").get<std::string>(), r.at("params"));
+    const double t = models::predict_kernel(h200(), spec).time_s * 1e6;
+    INFO(r.at("id").get<std::string>());
+    CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
+  }
+}
+
+// Sets 1 and 2 are fits for v2 (it was set on them): a regression guard at the budget, measured
+// 3.8% / 13.9% (set 1) and 3.6% / 14.5% (set 2) when v2 was frozen.
+TEST_CASE("model v2 on the sets it was fitted on (a fit, not a prediction)", "[validation]") {
+  for (const char* set : {"train", "set2"}) {
+    const Errors e = current(set);
+    INFO(set << ": median " << e.median() << ", p90 " << e.p90());
+    CHECK(e.median() <= 0.05);
+    CHECK(e.p90() <= 0.15);
+  }
+}
+
+// ---- mechanism, derived by hand -----------------------------------------------------------------
+
+TEST_CASE("framework ops: kernel lists and closed forms", "[analytic]") {
+  const auto& g = h200();
+  auto t_us = [&](const char* kind, std::vector<std::string> kv) {
+    return models::predict_kernel(g, models::OpSpec::parse(kind, kv)).time_s * 1e6;
+  };
+  // Exact GELU over 2^27 bf16 elements is issue-bound: 2^27 x 0.345 cycles / (132 SMs x 1.98 GHz)
+  // = 177.17 us (its bytes, 2^27 x 4 B / 4.4 TB/s = 122.0 us, are less), plus 1 us per kernel.
+  CHECK(t_us("torch_gelu", {"n=134217728", "dtype=bf16"}) ==
+        Approx(1.0 + 134217728.0 * 0.345 / (132 * 1.98e9) * 1e6).epsilon(1e-9));
+  // cat of 2 pieces of 16384 x 4096 bf16: reads and writes 2 x 134217728 x 2 B at 4.0 TB/s.
+  CHECK(t_us("torch_cat", {"pieces=2", "rows=16384", "cols=4096"}) ==
+        Approx(1.0 + 2 * 134217728.0 * 2 / 4.0e12 * 1e6).epsilon(1e-9));
+  // nll_loss forward over 32768 rows: rows/16 = 2048 threads clamps to 1024, so 32 iterations;
+  // each the larger of 0.44 us and 1024 threads x 40 B at 53 GB/s (0.7728 us).
+  CHECK(t_us("torch_nll_loss", {"rows=32768", "vocab=32000"}) ==
+        Approx(1.0 + 32 * (1024 * 40.0 / 53e9) * 1e6).epsilon(1e-9));
+  // Cross-entropy of bf16 logits in fp32 costs the fp32 cross-entropy plus the widening cast:
+  // a non-vectorised copy, max(n / 0.345e12 elements/s, 6 n B / 4.4 TB/s) + 1 us.
+  const double n = 4096.0 * 32000;
+  CHECK(t_us("torch_cross_entropy", {"rows=4096", "vocab=32000", "logits_dtype=bf16"}) -
+            t_us("torch_cross_entropy", {"rows=4096", "vocab=32000"}) ==
+        Approx(1.0 + std::max(n / 0.345e12, 6 * n / 4.4e12) * 1e6).epsilon(1e-9));
+}
+
+TEST_CASE("framework ops launch the kernels PyTorch launched", "[unit]") {
+  // Kernel counts per call in the profiler traces of set 1 (torch 2.11, H200).
+  const auto& g = h200();
+  auto count = [&](const char* kind, std::vector<std::string> kv) {
+    return models::framework_kernels(g, models::OpSpec::parse(kind, kv)).size();
+  };
+  CHECK(count("torch_rmsnorm", {"rows=8192", "cols=1024", "impl=composed"}) == 8);
+  CHECK(count("torch_rmsnorm", {"rows=8192", "cols=1024", "impl=composed", "pass=bwd"}) == 17);
+  CHECK(count("torch_rmsnorm", {"rows=8192", "cols=1024", "pass=bwd"}) == 2);
+  CHECK(count("torch_cross_entropy", {"rows=4096", "vocab=32000", "logits_dtype=bf16"}) == 3);
+  CHECK(count("torch_cross_entropy",
+              {"rows=4096", "vocab=32000", "logits_dtype=bf16", "pass=bwd"}) == 4);
+  CHECK(count("torch_softmax", {"rows=4096", "cols=2048", "pass=bwd"}) == 2);
+  // Every record of the three sets: the model's kernel count is the measured one, except where
+  // PyTorch's TensorIterator splits an elementwise kernel whose tensors span more than 2^31 bytes
+  // into two (fills and casts of 4 GB logits, the stride-32 copy): the model launches one.
+  int compared = 0;
+  for (const char* set : {"train", "set2", "set3"}) {
+    const auto f =
+        models::read_records(kRoot + "/validate/data/h200/torch/" + set + "/" + set + ".json");
+    for (const auto& r : f.records) {
+      if (!r.spec || !models::is_framework_op(r.op)) continue;
+      const auto c = models::framework_op_cost(*r.spec);
+      const double reads = r.op == "torch_strided_copy"
+                               ? c.bytes_read * r.spec->f("stride")
+                               : c.bytes_read * 2;  // a widening cast doubles the logits
+      if (std::max(reads, c.bytes_written) > 2147483648.0) continue;
+      ++compared;
+      INFO(r.id);
+      CHECK(models::framework_kernels(g, *r.spec).size() == r.raw.at("kernels").size());
+    }
+  }
+  CHECK(compared >= 290);  // 293 of the 337 framework-op records
+}
+
+TEST_CASE("framework ops are in the vocabulary with checked parameters", "[unit]") {
+  for (const char* k :
+       {"torch_softmax", "torch_nll_loss", "torch_cross_entropy", "torch_layernorm",
+        "torch_rmsnorm", "torch_gelu", "torch_transpose_copy", "torch_cat", "torch_strided_copy"})
+    CHECK(models::find_op(k) != nullptr);
+  CHECK_THROWS_WITH(models::OpSpec::parse("torch_gelu", {"n=1024", "approximate=fast"}),
+                    Catch::Contains("approximate: expected one of none|tanh, got 'fast'"));
+}

@@ -1,0 +1,165 @@
+"""Writes the case lists of validate/torch's measurement sets (JSON lists of {id, op, params}).
+
+  python3 validate/torch/make_cases.py train > validate/torch/sets/train.json
+
+`train` is set 1 (measured first, used to understand the kernels and set the model's
+parameters). Later sets are chosen after the model is frozen and pre-registered under
+validate/prereg/<name>/ (validate/README.md, "Framework ops").
+"""
+import json
+import sys
+
+
+def case(kind, **p):
+    key = "/".join(f"{k}{v}" if not isinstance(v, str) else v for k, v in p.items())
+    return {"id": f"{kind}/{key}", "op": kind, "params": p}
+
+
+def train():
+    c = []
+    for dt in ("bf16", "fp32"):
+        for r, n in ((65536, 64), (16384, 256), (4096, 1024), (4096, 2048), (4096, 4096),
+                     (1024, 8192), (1024, 16384), (256, 32768), (128, 65536)):
+            c.append(case("torch_softmax", rows=r, cols=n, dtype=dt))
+    for r, n in ((16384, 256), (4096, 2048), (1024, 16384)):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype="bf16", **{"pass": "bwd"}))
+    for r, v in ((1024, 32000), (2048, 50257), (4096, 32000)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_softmax", rows=r, cols=v, dtype="fp32", log=True, **{"pass": ps}))
+            c.append(case("torch_nll_loss", rows=r, vocab=v, **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="fp32",
+                          loss_dtype="fp32", **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="bf16",
+                          loss_dtype="fp32", **{"pass": ps}))
+    for r, n in ((4096, 768), (8192, 1024), (8192, 2048), (2048, 4096)):
+        for ps in ("fwd", "bwd"):
+            for dt in ("bf16", "fp32"):
+                c.append(case("torch_layernorm", rows=r, cols=n, dtype=dt, **{"pass": ps}))
+            for impl in ("fused", "composed"):
+                c.append(case("torch_rmsnorm", rows=r, cols=n, dtype="bf16", impl=impl,
+                              **{"pass": ps}))
+    for n in (1 << 20, 1 << 24, 1 << 26):
+        for ap in ("none", "tanh"):
+            for ps in ("fwd", "bwd"):
+                c.append(case("torch_gelu", n=n, dtype="bf16", approximate=ap, **{"pass": ps}))
+        c.append(case("torch_gelu", n=n, dtype="fp32", approximate="none", **{"pass": "fwd"}))
+    # [B,S,H,D] -> [B,H,S,D] (attention heads), and 2-D transposes.
+    for o, a, b, i in ((8, 1024, 16, 64), (4, 2048, 32, 128), (1, 4096, 4096, 1),
+                       (1, 8192, 1024, 1), (32, 512, 12, 64)):
+        c.append(case("torch_transpose_copy", outer=o, a=a, b=b, inner=i, dtype="bf16"))
+    for k, r, n, dim in ((2, 8192, 2048, "cols"), (3, 4096, 4096, "cols"), (2, 8192, 2048, "rows"),
+                         (4, 4096, 1024, "rows"), (3, 16384, 128, "cols")):
+        for via in ("cat", "split_bwd"):
+            c.append(case("torch_cat", pieces=k, rows=r, cols=n, dim=dim, dtype="bf16", via=via))
+    for s in (1, 2, 4, 8):
+        c.append(case("elementwise", op="copy", n=1 << 24, dtype="fp32", stride=s))
+    return c
+
+
+def set2():
+    """Set 2, chosen after the model was frozen: other shapes than set 1, mostly larger rows,
+    other hidden sizes (768..8192 -> 896, 1536, 2560, 5120, 6144, 12288, 20480), other
+    vocabularies (32000/50257 -> 65536, 128256, 151936, 256000), more rows than nll_loss's
+    thread clamp, a bf16 loss, fp32 tanh GELU, and other strides."""
+    c = []
+    for dt in ("bf16", "fp32"):
+        for r, n in ((131072, 32), (32768, 512), (16384, 1024), (8192, 2048), (8192, 4096),
+                     (2048, 6144), (512, 131072)):
+            c.append(case("torch_softmax", rows=r, cols=n, dtype=dt))
+    for r, n in ((4096, 12288), (2048, 20480), (64, 262144)):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype="bf16"))
+    for r, n, dt in ((65536, 512, "bf16"), (8192, 4096, "bf16"), (2048, 32768, "fp32")):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype=dt, **{"pass": "bwd"}))
+    for r, v in ((8192, 128256), (4096, 151936), (16384, 65536), (2048, 256000)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_softmax", rows=r, cols=v, dtype="fp32", log=True, **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="fp32",
+                          loss_dtype="fp32", **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="bf16",
+                          loss_dtype="fp32", **{"pass": ps}))
+    for r, v in ((16384, 32000), (32768, 32000)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_nll_loss", rows=r, vocab=v, **{"pass": ps}))
+    for ps in ("fwd", "bwd"):
+        c.append(case("torch_cross_entropy", rows=4096, vocab=151936, logits_dtype="bf16",
+                      loss_dtype="bf16", **{"pass": ps}))
+    for r, n in ((16384, 1536), (4096, 5120), (32768, 768), (1024, 8192)):
+        for ps in ("fwd", "bwd"):
+            for dt in ("bf16", "fp32"):
+                c.append(case("torch_layernorm", rows=r, cols=n, dtype=dt, **{"pass": ps}))
+    for r, n in ((16384, 2560), (4096, 8192), (32768, 896), (8192, 5120)):
+        for ps in ("fwd", "bwd"):
+            for impl in ("fused", "composed"):
+                c.append(case("torch_rmsnorm", rows=r, cols=n, dtype="bf16", impl=impl,
+                              **{"pass": ps}))
+    for n in (1 << 22, 1 << 25, 1 << 27):
+        for ap in ("none", "tanh"):
+            for ps in ("fwd", "bwd"):
+                c.append(case("torch_gelu", n=n, dtype="bf16", approximate=ap, **{"pass": ps}))
+    for ap in ("none", "tanh"):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_gelu", n=1 << 25, dtype="fp32", approximate=ap, **{"pass": ps}))
+    for o, a, b, i in ((16, 2048, 16, 64), (2, 4096, 40, 128), (1, 2048, 8192, 1),
+                       (64, 256, 12, 64), (8, 1024, 32, 32), (1, 16384, 2048, 1)):
+        c.append(case("torch_transpose_copy", outer=o, a=a, b=b, inner=i, dtype="bf16"))
+    for k, r, n, dim in ((8, 2048, 1024, "cols"), (2, 16384, 4096, "rows"), (3, 8192, 768, "cols"),
+                         (2, 4096, 11008, "cols"), (16, 1024, 512, "rows")):
+        for via in ("cat", "split_bwd"):
+            c.append(case("torch_cat", pieces=k, rows=r, cols=n, dim=dim, dtype="bf16", via=via))
+    for s, dt in ((2, "fp32"), (3, "fp32"), (16, "fp32"), (4, "bf16"), (8, "bf16")):
+        c.append(case("torch_strided_copy", n=1 << 25, stride=s, dtype=dt))
+    return c
+
+
+def set3():
+    """Set 3, chosen after model v2 (fitted on sets 1 and 2) was frozen: shapes in neither set."""
+    c = []
+    for dt in ("bf16", "fp32"):
+        for r, n in ((262144, 16), (49152, 256), (24576, 768), (12288, 2048), (6144, 4096),
+                     (3072, 8192), (1024, 65536)):
+            c.append(case("torch_softmax", rows=r, cols=n, dtype=dt))
+    for r, n in ((8192, 10240), (256, 196608)):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype="bf16"))
+    for r, n, dt in ((32768, 1024, "bf16"), (16384, 2048, "fp32"), (4096, 16384, "bf16"),
+                     (1024, 65536, "fp32")):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype=dt, **{"pass": "bwd"}))
+    for r, v in ((6144, 100352), (12288, 49152), (3072, 200064), (1024, 128256)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_softmax", rows=r, cols=v, dtype="fp32", log=True, **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="fp32",
+                          loss_dtype="fp32", **{"pass": ps}))
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype="bf16",
+                          loss_dtype="fp32", **{"pass": ps}))
+    for r, v in ((8192, 50257), (65536, 8192), (512, 32000)):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_nll_loss", rows=r, vocab=v, **{"pass": ps}))
+    for r, n in ((12288, 2048), (65536, 512), (2048, 12288), (8192, 3072)):
+        for ps in ("fwd", "bwd"):
+            for dt in ("bf16", "fp32"):
+                c.append(case("torch_layernorm", rows=r, cols=n, dtype=dt, **{"pass": ps}))
+    for r, n in ((8192, 4096), (16384, 3584), (2048, 16384), (65536, 1024)):
+        for ps in ("fwd", "bwd"):
+            for impl in ("fused", "composed"):
+                c.append(case("torch_rmsnorm", rows=r, cols=n, dtype="bf16", impl=impl,
+                              **{"pass": ps}))
+    for n in (3 << 20, 3 << 24, 100000000):
+        for ap in ("none", "tanh"):
+            for ps in ("fwd", "bwd"):
+                c.append(case("torch_gelu", n=n, dtype="bf16", approximate=ap, **{"pass": ps}))
+    for o, a, b, i in ((4, 4096, 32, 128), (32, 1024, 8, 64), (1, 12288, 4096, 1),
+                       (16, 512, 64, 16), (1, 3000, 5000, 1)):
+        c.append(case("torch_transpose_copy", outer=o, a=a, b=b, inner=i, dtype="bf16"))
+    for k, r, n, dim in ((4, 8192, 2048, "cols"), (2, 32768, 1024, "rows"), (3, 4096, 5120, "cols"),
+                         (32, 512, 256, "rows")):
+        for via in ("cat", "split_bwd"):
+            c.append(case("torch_cat", pieces=k, rows=r, cols=n, dim=dim, dtype="bf16", via=via))
+    for s, dt in ((12, "fp32"), (32, "fp32"), (2, "bf16"), (16, "bf16")):
+        c.append(case("torch_strided_copy", n=1 << 25, stride=s, dtype=dt))
+    return c
+
+
+SETS = {"train": train, "set2": set2, "set3": set3}
+
+if __name__ == "__main__":
+    json.dump(SETS[sys.argv[1]](), sys.stdout, indent=1)
+    print()
