@@ -112,6 +112,8 @@ std::string render_text(const workloads::Sweep& s, const std::vector<std::vector
         row.push_back(fmt_bytes(x));
       else if (col.ends_with("fits"))
         row.push_back(x != 0 ? "yes" : "NO");
+      else if (col.ends_with("per_s"))
+        row.push_back(fmt::format("{:.0f}", x));
       else if (col == "mfu")
         row.push_back(fmt::format("{:.1f}%", 100 * x));
       else
