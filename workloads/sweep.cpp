@@ -507,33 +507,33 @@ Sweep load_sweep(const std::string& path, const std::string& salt) {
   for (const auto& f : s.model.files) s.files.push_back(f);
   for (const auto& f : s.study.parallel ? s.system.files : s.gpu.files) s.files.push_back(f);
 
-  // Each point's study, read once per distinct set of parameter values.
-  std::map<std::string, Study> read;
+  // Each point's study, read once per distinct set of parameter values (s.studies[0]: the base).
+  std::map<std::string, std::size_t> read;
   std::set<std::string> reported;
   hw::ErrorSink point_sink;
+  s.studies.push_back(s.study);
   for (auto& row : rows) {
     SweepPoint pt;
     std::string key_text = s.study_hash + "\n";
     std::string params;
-    hw::LoadedConfig tree = cfg;
-    bool any_param = false;
     for (std::size_t j = 0; j < row.size(); ++j) {
       key_text += s.keys[j] + "=" + row[j].text + "\n";
-      if (infos[j]->target != Target::kWorkload && infos[j]->target != Target::kParallel) continue;
-      any_param = true;
-      params += s.keys[j] + "=" + row[j].text + "\n";
-      set_parameter(tree.root, s.keys[j], row[j].node, infos[j]->target == Target::kParallel);
+      if (infos[j]->target == Target::kWorkload || infos[j]->target == Target::kParallel)
+        params += s.keys[j] + "=" + row[j].text + "\n";
     }
     pt.key = hw::sha256_hex(key_text);
-    pt.values = std::move(row);
-    if (!any_param) {
-      pt.study = s.study;
+    if (params.empty()) {
+      pt.study = 0;
     } else if (auto it = read.find(params); it != read.end()) {
       pt.study = it->second;
     } else {
+      hw::LoadedConfig tree = cfg;
+      for (std::size_t j = 0; j < row.size(); ++j)
+        if (infos[j]->target == Target::kWorkload || infos[j]->target == Target::kParallel)
+          set_parameter(tree.root, s.keys[j], row[j].node, infos[j]->target == Target::kParallel);
       try {
-        pt.study = read_study(tree, path);
-        read[params] = pt.study;
+        s.studies.push_back(read_study(tree, path));
+        pt.study = read[params] = s.studies.size() - 1;
       } catch (const hw::ConfigException& e) {
         // Once per problem (the first point that has it), at most 20.
         for (auto err : e.errors()) {
@@ -545,6 +545,7 @@ Sweep load_sweep(const std::string& path, const std::string& salt) {
         }
       }
     }
+    pt.values = std::move(row);
     s.points.push_back(std::move(pt));
   }
   point_sink.throw_if_any();
@@ -566,6 +567,7 @@ Sweep load_sweep(const std::string& path, const std::string& salt) {
 
 std::vector<double> evaluate_point(const Sweep& s, std::size_t index) {
   const SweepPoint& pt = s.points.at(index);
+  const Study& study = s.studies.at(pt.study);
   const std::map<std::string, KeyInfo> valid = valid_keys(s.study);
   hw::GpuSpec gpu = s.gpu;
   hw::SystemSpec sys = s.system;
@@ -581,18 +583,17 @@ std::vector<double> evaluate_point(const Sweep& s, std::size_t index) {
     }
   }
   std::vector<double> out;
-  if (pt.study.parallel) {
+  if (study.parallel) {
     sys.node.gpu = gpu;
-    const ParallelResult r =
-        run_parallel(s.model.transformer(), *pt.study.parallel, sys, pt.study.mode);
+    const ParallelResult r = run_parallel(s.model.transformer(), *study.parallel, sys, study.mode);
     double worst = 0;
     for (const auto& m : r.memory) worst = std::max(worst, m.total());
     out = {r.step_s,   r.tokens_per_s, r.mfu,
            r.bubble_s, worst,          worst > gpu.memory.hbm_size ? 0.0 : 1.0};
     return out;
   }
-  for (const auto& w : pt.study.workloads) {
-    const WorkloadResult r = run_workload(s.model, gpu, w, {}, pt.study.mode);
+  for (const auto& w : study.workloads) {
+    const WorkloadResult r = run_workload(s.model, gpu, w, {}, study.mode);
     out.push_back(r.exec.step_time_s);
     out.push_back(r.memory.peak_bytes);
     out.push_back(r.memory.fits ? 1.0 : 0.0);

@@ -50,7 +50,7 @@ struct SweepValue {
 struct SweepPoint {
   std::vector<SweepValue> values;  ///< one per Sweep::keys entry
   std::string key;                 ///< SHA-256 hex of the study hash and the values
-  Study study;                     ///< the study read at this point
+  std::size_t study = 0;           ///< Sweep::studies index: the study read at this point
 };
 
 struct Sweep {
@@ -61,6 +61,7 @@ struct Sweep {
   std::string study_hash;
   std::vector<std::pair<std::string, std::string>> files;  ///< every file read, with SHA-256
   Study study;                       ///< the study without the sweep (its base point)
+  std::vector<Study> studies;        ///< one per distinct set of parameter values; [0] is `study`
   ModelConfig model;                 ///< loaded once for every point
   hw::GpuSpec gpu;                   ///< single-GPU studies
   hw::SystemSpec system;             ///< parallel studies

@@ -57,8 +57,9 @@ TEST_CASE("sweep: a grid is the cartesian product, the first key slowest", "[uni
   for (std::size_t i = 0; i < 12; ++i) {
     CHECK(sw.points[i].values[0].number == Approx(bw[i / 4]).epsilon(1e-15));
     CHECK(sw.points[i].values[1].text == batch[i % 4]);
-    CHECK(sw.points[i].study.workloads[0].infer.batch == std::stoll(batch[i % 4]));
+    CHECK(sw.studies.at(sw.points[i].study).workloads[0].infer.batch == std::stoll(batch[i % 4]));
   }
+  CHECK(sw.studies.size() == 5);  // the base study and one per batch
   // One column triple per workload.
   CHECK(sw.columns ==
         std::vector<std::string>{"decode.step_s", "decode.peak_memory_bytes", "decode.fits"});
