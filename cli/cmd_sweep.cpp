@@ -197,7 +197,13 @@ int sweep_command(const SweepArgs& a) {
   std::vector<std::size_t> todo;
   if (root) {
     try {
-      if (!o.out_dir.empty()) std::filesystem::create_directories(o.out_dir);
+      if (!o.out_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.out_dir, ec);
+        if (ec || !std::filesystem::is_directory(o.out_dir))
+          throw OutputError(fmt::format("--out {}: not a directory that can be made ({})",
+                                        o.out_dir, ec ? ec.message() : "a file is in the way"));
+      }
       if (!o.journal.empty()) {
         for (auto& [i, r] : read_journal(o.journal, s)) {
           results[i] = std::move(r);
