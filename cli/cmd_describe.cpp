@@ -39,9 +39,9 @@ void register_describe(CLI::App& app, Action& action) {
   auto what = std::make_shared<std::string>("ops");
   cmd->add_option("what", *what,
                   "ops, params, limits, serve, system, parallel, graph (kind: graph files), "
-                  "import (imported graphs) or model (transformer model-file keys)")
-      ->check(CLI::IsMember(
-          {"ops", "params", "limits", "serve", "system", "parallel", "graph", "import", "model"}));
+                  "import (imported graphs), model (transformer model-file keys) or sweep")
+      ->check(CLI::IsMember({"ops", "params", "limits", "serve", "system", "parallel", "graph",
+                             "import", "model", "sweep"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -83,6 +83,8 @@ void register_describe(CLI::App& app, Action& action) {
         }
       } else if (*what == "serve") {
         describe_serve(text, j);
+      } else if (*what == "sweep") {
+        describe_sweep(text, j);
       } else if (*what == "parallel") {
         describe_parallel(text, j);
       } else if (*what == "model") {

@@ -27,6 +27,7 @@ void register_collective(CLI::App& app, Action& action);
 void register_serve(CLI::App& app, Action& action);
 void register_import(CLI::App& app, Action& action);
 void register_chakra(CLI::App& app, Action& action);
+void register_sweep(CLI::App& app, Action& action);
 
 /// Runs a study file (configs/studies/*.yaml) and prints its report; returns the exit code.
 int run_study_path(const std::string& path);
@@ -41,6 +42,9 @@ int run_graph_yaml_file(const std::string& path, const std::string& gpu, const s
 
 /// `ridge describe graph|import` (cli/cmd_import.cpp): the keys of those files; fills `j`.
 std::string describe_import_topic(const std::string& what, nlohmann::json& j);
+
+/// `ridge describe sweep` (cli/cmd_sweep.cpp): the keys of a sweep: block.
+void describe_sweep(std::string& text, nlohmann::json& json);
 
 /// `ridge` with no arguments: the default study of the README.
 int run_default_study();

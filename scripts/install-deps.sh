@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev clang-format ccache
           libeigen3-dev libyaml-cpp-dev libboost-graph-dev libcli11-dev catch2
           nlohmann-json3-dev libfmt-dev libbenchmark-dev libsimdjson-dev zlib1g-dev
-          libprotobuf-dev protobuf-compiler)
+          libprotobuf-dev protobuf-compiler libboost-mpi-dev openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,33 @@
+// Progress of a long run on stderr: on a terminal, one bar redrawn in place (done/total, rate,
+// ETA) at most ten times a second; otherwise a plain line at every 10% or every 5 s, whichever
+// comes first, so that a log stays short. Timing goes to stderr only, never into output files.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace ridge::cli {
+
+class Progress {
+ public:
+  /// `total` points, of which `already` were done before this run (resumed), named `what`.
+  Progress(std::size_t total, std::size_t already, std::string what);
+  /// One more point done.
+  void tick();
+  /// Ends the bar (a final line with the rate).
+  void finish();
+  /// Whether stderr is a terminal (the bar) or not (plain lines).
+  bool terminal() const { return tty_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::size_t total_, already_, done_ = 0;
+  std::string what_;
+  bool tty_ = false, finished_ = false;
+  Clock::time_point start_, last_draw_;
+  int last_decile_ = 0;
+  std::string line() const;
+};
+
+}  // namespace ridge::cli
