@@ -1,0 +1,221 @@
+// Capacity planning (workloads/plan.hpp): the paper's layouts rank in the top 3, the fast
+// evaluator against the full simulation, memory pruning, determinism, bad input.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "../cli/harness.hpp"
+#include "hw/system_loader.hpp"
+#include "workloads/plan.hpp"
+
+using namespace ridge::workloads;
+using ridge::test::contains;
+using ridge::test::run_ridge;
+using ridge::test::Scratch;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Megatron GPT models of Korthikanti et al. 2022 Table 3 (as tests/workloads/test_parallel.cpp).
+TransformerConfig megatron_gpt(long long h, int heads, int layers) {
+  TransformerConfig m;
+  m.name = "megatron";
+  m.layers = layers;
+  m.d_model = h;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.head_dim = static_cast<int>(h / heads);
+  m.ffn = 4 * h;
+  m.vocab = 51200;
+  m.tied_embeddings = true;
+  m.max_positions = 2048;
+  return m;
+}
+
+struct Row {
+  const char* name;
+  long long h;
+  int heads, layers, tp, pp, gpus;
+  long long global_batch, micro_batch;
+  const char* system;
+};
+// Korthikanti et al. 2022 Table 5 (REFERENCE.md 4.1): TP x PP x DP = 8 x PP x 1.
+const Row kTable5[] = {
+    {"22B", 6144, 64, 48, 8, 1, 8, 4, 4, "dgx-a100-superpod-32"},
+    {"175B", 12288, 96, 96, 8, 8, 64, 64, 1, "dgx-a100-superpod-32"},
+    {"530B", 20480, 128, 105, 8, 35, 280, 280, 1, "selene-64"},
+    {"1T", 25600, 160, 128, 8, 64, 512, 512, 1, "selene-64"},
+};
+
+// Held fixed: the paper's GPUs, global batch, sequence (2048), micro-batch, 1F1B, no distributed
+// optimizer and the recompute/sequence-parallel setting of the column. Searched: TP (1..8) x PP
+// (every divisor of the layers) x DP (what is left), so the plan has to find the TP/PP/DP split.
+PlanResult plan_row(const Row& r, bool seqsel) {
+  PlanOptions p;
+  p.system = r.system;
+  p.gpus = {r.gpus};
+  p.global_batch = r.global_batch;
+  p.seq = 2048;
+  p.top_k = 5;
+  p.space.micro_batch = {static_cast<int>(r.micro_batch)};
+  p.space.sequence_parallel = {seqsel ? 1 : 0};
+  p.space.recompute = {seqsel ? Recompute::kSelective : Recompute::kFull};
+  p.space.schedule = {PipeSchedule::kOneFOneB};
+  p.space.zero = {0};
+  return run_plan(megatron_gpt(r.h, r.heads, r.layers), p, ridge::hw::find_system(r.system));
+}
+
+int rank_of(const PlanResult& res, int tp, int pp, int dp) {
+  for (std::size_t i = 0; i < res.top.size(); ++i) {
+    const auto& o = res.top[i].layout;
+    if (o.tp == tp && o.pp == pp && o.dp == dp) return static_cast<int>(i) + 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("plan ranks Korthikanti Table 5's layouts in its top 3", "[validation]") {
+  for (const Row& r : kTable5)
+    for (bool seqsel : {false, true}) {
+      const PlanResult res = plan_row(r, seqsel);
+      INFO(r.name << (seqsel ? " SP + selective" : " full recompute") << ": top "
+                  << (res.top.empty() ? std::string("(none)") : layout_name(res.top[0].layout)));
+      const int rank = rank_of(res, r.tp, r.pp, 1);
+      CHECK(rank >= 1);
+      CHECK(rank <= 3);
+    }
+}
+
+// Pipeline-free, DP-free (pp = dp = 1): the fast evaluator composes the same stage graph the
+// simulator executes (embedding + L layers + head, forward and backward) plus the same optimizer,
+// so the two differ only by the per-layer difference approximation (a layer's time taken as the
+// 2-layer stage's less the 1-layer stage's): within 1%.
+TEST_CASE("fast evaluator equals the simulation without a pipeline", "[analytic]") {
+  const auto sys = ridge::hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(4096, 32, 8);
+  PlanEvaluator ev(m, sys, TimingMode::kFast, 0.1);
+  ParallelOptions o;
+  o.system = "dgx-a100-superpod-32";
+  o.gpus = 8, o.tp = 8, o.pp = 1, o.dp = 1;
+  o.sequence_parallel = true;
+  o.recompute = Recompute::kSelective;
+  o.micro_batch = 1, o.global_batch = 4, o.seq = 2048;
+  const PlanEstimate e = ev.evaluate(o, true);
+  const ParallelResult sim = run_parallel(m, o, sys, TimingMode::kFast);
+  CHECK(e.step_s == Approx(sim.step_s).epsilon(0.01));
+}
+
+// With a pipeline (1F1B, p = 4 stages of 2 layers, m = 8 micro-batches) and DP 2: the fast
+// evaluator's (m - 1) max(F + B) + sum(F + B) + 2 (p - 1) p2p against the simulated schedule, and
+// its closed-form DP tail against the simulated bucket loop. Stated tolerance 5% (the fast
+// evaluator's equations ignore uneven stages' stalls beyond the slowest device; see plan.hpp).
+TEST_CASE("fast evaluator within 5% of the simulation with PP and DP", "[analytic]") {
+  const auto sys = ridge::hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(4096, 32, 8);
+  PlanEvaluator ev(m, sys, TimingMode::kFast, 0.1);
+  for (PipeSchedule sc : {PipeSchedule::kOneFOneB, PipeSchedule::kInterleaved}) {
+    ParallelOptions o;
+    o.system = "dgx-a100-superpod-32";
+    o.gpus = 64, o.tp = 8, o.pp = 4, o.dp = 2;
+    o.sequence_parallel = true;
+    o.recompute = Recompute::kSelective;
+    o.micro_batch = 1, o.global_batch = 16, o.seq = 2048;
+    o.zero = 1;
+    o.schedule = sc;
+    o.virtual_stages = sc == PipeSchedule::kInterleaved ? 2 : 1;
+    const PlanEstimate e = ev.evaluate(o, true);
+    const ParallelResult sim = run_parallel(m, o, sys, TimingMode::kFast);
+    INFO(schedule_name(sc) << ": fast " << e.step_s << " s, simulated " << sim.step_s << " s");
+    CHECK(e.step_s == Approx(sim.step_s).epsilon(0.05));
+  }
+}
+
+TEST_CASE("memory prunes first: every reported layout fits, more HBM never loses one",
+          "[property]") {
+  const Row& r = kTable5[1];  // 175B on 64 GPUs
+  PlanOptions p;
+  p.system = r.system;
+  p.gpus = {64};
+  p.global_batch = 64;
+  p.top_k = 3;
+  p.space.micro_batch = {1};
+  p.space.schedule = {PipeSchedule::kOneFOneB};
+  const auto sys = ridge::hw::find_system(r.system);
+  const TransformerConfig m = megatron_gpt(r.h, r.heads, r.layers);
+  const PlanResult a = run_plan(m, p, sys);
+  REQUIRE(!a.top.empty());
+  for (const auto& e : a.top) CHECK(e.memory_bytes <= e.hbm_bytes);
+  p.memory_headroom = 0.0;  // more usable HBM
+  const PlanResult b = run_plan(m, p, sys);
+  CHECK(b.fitting >= a.fitting);
+  CHECK(a.fitting < a.enumerated);  // something was pruned (175B does not fit on 8 GPUs)
+}
+
+TEST_CASE("plan output is deterministic", "[property]") {
+  const Row& r = kTable5[0];
+  PlanOptions p;
+  p.system = r.system;
+  p.gpus = {8};
+  p.global_batch = 4;
+  p.top_k = 3;
+  const TransformerConfig m = megatron_gpt(r.h, r.heads, r.layers);
+  const auto sys = ridge::hw::find_system(r.system);
+  const PlanResult a = run_plan(m, p, sys), b = run_plan(m, p, sys);
+  CHECK(plan_report_text(a) == plan_report_text(b));
+  CHECK(plan_report_json(a).dump() == plan_report_json(b).dump());
+  CHECK(plan_report_csv(a) == plan_report_csv(b));
+  CHECK(plan_svg(a) == plan_svg(b));
+}
+
+namespace {
+const std::string kHead = "study:\n  model: gpt3-175b\n  plan:\n";
+}
+
+TEST_CASE("bad plan studies: file:line:col, exit 2, nothing written", "[config-errors]") {
+  Scratch s;
+  // An unknown objective, with the valid ones.
+  s.write("obj.yaml",
+          kHead + "    system: dgx-h100\n    global_batch: 8\n    objective: fastest\n");
+  auto run = run_ridge("plan obj.yaml --json out.json", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "obj.yaml:6:16: study.plan.objective"));
+  CHECK(contains(run.output, "step_time"));
+  CHECK(!s.exists("out.json"));
+  // An empty search space: tp 5 divides none of the 8 GPUs.
+  s.write("empty.yaml", kHead +
+                            "    system: dgx-h100\n    global_batch: 8\n    search:\n"
+                            "      tp: [5]\n");
+  run = run_ridge("plan empty.yaml", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "empty.yaml:7:7: study.plan.search: the search space is empty"));
+  // An empty list.
+  s.write("list.yaml", kHead +
+                           "    system: dgx-h100\n    global_batch: 8\n    search:\n"
+                           "      recompute: []\n");
+  run = run_ridge("plan list.yaml", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "list.yaml:7:18: study.plan.search.recompute: empty list"));
+  // cost_per_token without a price.
+  s.write("cost.yaml",
+          kHead + "    system: dgx-h100\n    global_batch: 8\n    objective: cost_per_token\n");
+  run = run_ridge("plan cost.yaml", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "study.plan.objective: cost_per_token needs usd_per_gpu_hour"));
+}
+
+// GPT-3 175B on one DGX H100 (8 x 80 GB): weights, fp32 gradients and Adam alone are 18 B x 175e9
+// / 8 = 394 GB per GPU, over 80 GB whatever the layout: nothing fits; the closest are named with
+// how far over they are and what would help.
+TEST_CASE("no layout fits: the closest ones and what they lack", "[config-errors]") {
+  Scratch s;
+  s.write("nofit.yaml", kHead + "    system: dgx-h100\n    global_batch: 8\n");
+  const auto run = run_ridge("plan nofit.yaml --csv out.csv", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "nofit.yaml:4:5: study.plan: no layout fits"));
+  CHECK(contains(run.output, "GiB over"));
+  CHECK(contains(run.output, "x the GPUs per replica"));
+  CHECK(!s.exists("out.csv"));
+}
