@@ -68,6 +68,23 @@ void register_plan(CLI::App& app, Action& action) {
         if (!p->empty()) check_output_target(*p);
       workloads::PlanStudy study = workloads::load_plan_study(*path);
       if (*top_k > 0) study.plan.top_k = *top_k;
+      if (study.serve) {
+        if (!svg->empty())
+          throw std::invalid_argument("--svg: a serving plan has no Pareto plot (use --csv)");
+        if (*top_k > 0) study.serve->top_k = *top_k;
+        const workloads::ServePlanResult sr = workloads::run_serve_plan(*study.serve);
+        std::vector<std::pair<std::string, std::string>> files = study.files;
+        for (const auto& f : study.serve->study.files) files.push_back(f);
+        nlohmann::json j = workloads::serve_plan_json(sr);
+        j["study"] = *path;
+        j["provenance"] = provenance(files);
+        OutputSet outputs;
+        if (!json->empty()) outputs.add(*json, j.dump(2) + "\n");
+        if (!csv->empty()) outputs.add(*csv, workloads::serve_plan_csv(sr));
+        outputs.commit();
+        std::cout << workloads::serve_plan_text(sr) << "\n" << provenance_text(files);
+        return 0;
+      }
       const workloads::ModelConfig model = workloads::load_model_config(study.model_path);
       const hw::SystemSpec sys = hw::find_system(study.plan.system);
       const workloads::PlanResult r = workloads::run_plan(model.transformer(), study.plan, sys);

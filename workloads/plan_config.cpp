@@ -9,6 +9,7 @@
 #include "hw/gpu_loader.hpp"
 #include "hw/system_loader.hpp"
 #include "workloads/model_config.hpp"
+#include "workloads/serving_config.hpp"
 
 namespace ridge::workloads {
 
@@ -34,6 +35,14 @@ const std::vector<PlanKey>& plan_keys() {
       {"search.zero", "0, 1", "0 | 1: Megatron's distributed optimizer (dp > 1)"},
       {"search.schedule", "1f1b, interleaved", "1f1b | gpipe | interleaved"},
       {"search.virtual_stages", "2, 3, 4, 6, 8", "interleaved: model chunks per device"},
+      {"serve", "none",
+       "serving plan: a kind: serve study (model, GPU, trace, SLO); then only "
+       "the keys below apply (and top_k)"},
+      {"target_rate_per_s", "(serve: required)",
+       "load to serve, requests/s (objective: fewest GPUs)"},
+      {"requests", "the serving study's", "serve: Poisson requests per capacity trial"},
+      {"search.max_num_seqs", "the serving study's", "serve: sequence caps to try"},
+      {"search.max_batched_tokens", "the serving study's", "serve: per-iteration token budgets"},
   };
   return keys;
 }
@@ -110,6 +119,38 @@ void read_search(hw::MapReader& s, PlanSpace& sp) {
   s.finish();
 }
 
+// plan.serve: a serving study, the load and the caps to search.
+void read_serve_plan(const std::string& path, hw::MapReader& p, PlanStudy& s) {
+  ServePlanOptions o;
+  const std::string name = p.text("serve");
+  namespace fs = std::filesystem;
+  const fs::path rel = fs::path(path).parent_path() / name;
+  o.serve_path = fs::exists(rel) ? rel.string() : name;
+  const hw::ConfigNode* at = p.node().find("serve");
+  try {
+    o.study = load_serve_study(o.serve_path);
+    if (o.study.slo.ttft_s <= 0 && o.study.slo.tpot_s <= 0 && o.study.slo.e2e_s <= 0)
+      p.sink().add(*at, p.key_path("serve"),
+                   o.serve_path + " has no slo: a serving plan sizes GPUs against its SLO");
+  } catch (const hw::ConfigException& e) {
+    for (const auto& err : e.errors()) p.sink().add(err);
+  } catch (const std::exception& e) {
+    p.sink().add(*at, p.key_path("serve"), e.what());
+  }
+  o.target_rate_per_s =
+      p.quantity("target_rate_per_s", hw::Dimension::kCount, std::nullopt, 1e-6, 1e9);
+  o.requests = p.integer("requests", 0, 0, 1LL << 30);
+  o.top_k = static_cast<int>(p.integer("top_k", 10, 1, 1000));
+  if (auto sr = p.map("search", false)) {
+    for (int v : int_list(*sr, "max_num_seqs", false, 1 << 20)) o.max_num_seqs.push_back(v);
+    for (int v : int_list(*sr, "max_batched_tokens", false, 1 << 24))
+      o.max_batched_tokens.push_back(v);
+    sr->finish();
+  }
+  p.finish();
+  s.serve = std::move(o);
+}
+
 }  // namespace
 
 PlanStudy load_plan_study(const std::string& path) {
@@ -123,10 +164,15 @@ PlanStudy load_plan_study(const std::string& path) {
   std::optional<hw::SystemSpec> sys;
   if (auto m = top.map("study")) {
     s.question = m->text("question", "");
-    s.model_path = resolve_model(path, m->text("model"));
+    const hw::ConfigNode* pn = m->node().find("plan");
+    const bool serving = pn && pn->find("serve");
+    if (!serving) s.model_path = resolve_model(path, m->text("model"));
     const std::string mode = m->choice("mode", "fast", {"fast", "detailed"});
     s.plan.mode = mode == "detailed" ? TimingMode::kDetailed : TimingMode::kFast;
-    if (auto p = m->map("plan")) {
+    if (auto p = m->map("plan"); p && p->has("serve")) {
+      plan_node = &p->node();
+      read_serve_plan(path, *p, s);
+    } else if (p) {
       plan_node = &p->node();
       PlanOptions& o = s.plan;
       o.system = p->text("system");

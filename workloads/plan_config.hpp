@@ -2,12 +2,14 @@
 // layout to train a model with (see workloads/plan.hpp and docs/planning.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "hw/config.hpp"
 #include "workloads/plan.hpp"
+#include "workloads/plan_serve.hpp"
 
 namespace ridge::workloads {
 
@@ -23,6 +25,8 @@ struct PlanStudy {
   std::string question;
   std::string model_path;
   PlanOptions plan;
+  /// A serving plan (plan.serve names a `kind: serve` study) instead of a training one.
+  std::optional<ServePlanOptions> serve;
   std::vector<std::pair<std::string, std::string>> files;  ///< study file (path, sha256)
   hw::ConfigError at;  ///< the plan block's position, for errors found by the search (no fit)
 };

@@ -219,3 +219,27 @@ TEST_CASE("no layout fits: the closest ones and what they lack", "[config-errors
   CHECK(contains(run.output, "x the GPUs per replica"));
   CHECK(!s.exists("out.csv"));
 }
+
+// A serving plan over max_num_seqs: with one sequence at a time a replica serves requests one
+// after another (each its prefill plus 32 decode steps), so it sustains fewer requests/s than
+// with 64 batched and never needs fewer GPUs for the same load and SLO.
+TEST_CASE("serving plan: batching more sequences never needs more GPUs here", "[property]") {
+  Scratch s;
+  s.write("serve.yaml",
+          "kind: serve\nserve:\n  model: llama3.2-1b\n  gpu: h200\n  arrivals:\n"
+          "    process: poisson\n    rate_per_s: 5\n    requests: 20\n    prompt_tokens: 256\n"
+          "    output_tokens: 32\n  slo:\n    ttft: 500 ms\n    tpot: 50 ms\n"
+          "    percentile: 90\n  capacity:\n    requests: 60\n    max_rate_per_s: 400\n");
+  s.write("plan.yaml",
+          "study:\n  plan:\n    serve: serve.yaml\n    target_rate_per_s: 100\n"
+          "    search:\n      max_num_seqs: [1, 64]\n");
+  const auto run = run_ridge("plan plan.yaml --csv out.csv", s.dir.string());
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(contains(run.output, "tensor-parallel serving is not modelled"));
+  const std::string csv = s.read("out.csv");
+  // Ranked by GPUs: the 64-sequence cap first.
+  CHECK(csv.rfind("rank,max_num_seqs", 0) == 0);
+  CHECK(contains(csv, "\n1,64,"));
+  CHECK(contains(csv, "\n2,1,"));
+}
