@@ -20,7 +20,7 @@ std::string_view recompute_text(Recompute r) {
 }
 
 // The step's shares on the simulated critical path, grouped: compute (every kernel class), TP,
-// PP and DP communication, pipeline idle (the bubble), optimizer.
+// PP and DP communication, optimizer; and the bubble (stage 0's idle time in the pipeline).
 struct Shares {
   double compute = 0, tp = 0, pp = 0, dp = 0, idle = 0, optimizer = 0;
 };
@@ -43,12 +43,15 @@ Shares shares(const PlanEstimate& e) {
     else if (k == "dp_comm")
       s.dp += v;
     else if (k == "idle")
-      s.idle += v;
+      continue;  // the bubble is stage 0's idle time below
     else if (k == "optimizer")
       s.optimizer += v;
     else
       s.compute += v;
   }
+  // The pipeline bubble: stage 0's idle time inside the pipeline phase (the critical path runs
+  // through other stages' work while stage 0 waits, so its own "idle" understates the bubble).
+  s.idle = e.sim_bubble_s;
   return s;
 }
 
@@ -85,7 +88,8 @@ std::string why(const PlanEstimate& e) {
   const double step = e.step();
   auto pct = [&](double v) { return 100.0 * v / step; };
   return fmt::format(
-      "{}-bound; compute {:.1f}%, bubble {:.1f}%, exposed TP {:.1f}% PP {:.1f}% DP {:.1f}%, "
+      "{}-bound; compute {:.1f}%, bubble (stage 0 idle) {:.1f}%, exposed TP {:.1f}% PP {:.1f}% DP "
+      "{:.1f}%, "
       "optimizer {:.1f}%; {:.1f} GiB of {:.1f} GiB per GPU ({:.1f} GiB headroom)",
       bound_of(s), pct(s.compute), pct(s.idle), pct(s.tp), pct(s.pp), pct(s.dp), pct(s.optimizer),
       e.memory_bytes / kGiB, e.hbm_bytes / kGiB, (e.hbm_bytes - e.memory_bytes) / kGiB);
@@ -116,20 +120,25 @@ std::string plan_report_text(const PlanResult& r) {
       r.enumerated, r.fitting, r.system.node.gpu.memory.hbm_size * (1 - p.memory_headroom) / kGiB,
       100 * p.memory_headroom, r.top.size());
   if (r.top.empty()) return out;
-  out += fmt::format("\n{:>3}  {:<34} {:>5} {:>10} {:>10} {:>7} {:>10} {:>6} {:>9}  {}\n", "#",
+  const bool priced = p.usd_per_gpu_hour > 0;
+  out += fmt::format("\n{:>3}  {:<34} {:>5} {:>10} {:>10} {:>7} {:>10} {:>6} {:>9}{}  {}\n", "#",
                      "layout", "GPUs", "step (s)", "fast (s)", "fast err", "tokens/s", "MFU",
-                     "GiB/GPU", "bound");
+                     "GiB/GPU", priced ? "   $/M tokens" : "", "bound");
   int i = 0;
   for (const auto& e : r.top) {
     const double tokens = double(p.global_batch) * p.seq;
     out += fmt::format(
         "{:>3}  {:<34} {:>5} {:>10.3f} {:>10.3f} {:>+6.1f}% {:>10.0f} {:>5.1f}% "
-        "{:>9.1f}  {}\n",
+        "{:>9.1f}{}  {}\n",
         ++i, layout_name(e.layout), e.gpus, e.sim_step_s, e.step_s,
         100 * (e.step_s / e.sim_step_s - 1), tokens / e.sim_step_s, 100 * e.mfu,
-        e.memory_bytes / kGiB, bound_of(shares(e)));
+        e.memory_bytes / kGiB,
+        priced ? fmt::format(" {:>12.3f}",
+                             p.usd_per_gpu_hour * e.gpus * e.sim_step_s / 3600 / tokens * 1e6)
+               : std::string(),
+        bound_of(shares(e)));
   }
-  out += "\nwhy (simulated critical path of each step):\n";
+  out += "\nwhy (shares of the simulated step: critical path by kind; bubble = stage 0 idle):\n";
   i = 0;
   for (const auto& e : r.top) out += fmt::format("{:>3}. {}\n", ++i, why(e));
   double worst = 0, sum = 0;
@@ -274,7 +283,7 @@ std::string plan_svg(const PlanResult& r) {
         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"none\" stroke=\"#d62728\" "
         "stroke-width=\"2\"><title>#{} {}: {:.3f} s simulated</title></circle>\n",
         X(xval(e)), Y(e.sim_step_s), i, layout_name(e.layout), e.sim_step_s);
-    if (i <= 3)
+    if (i == 1)  // the best only: the top k often share a point
       s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#d62728\">#{} {}</text>\n",
                        X(xval(e)) + 8, Y(e.sim_step_s) - 6, i, layout_name(e.layout));
   }
