@@ -18,7 +18,7 @@ const std::vector<PlanKey>& plan_keys() {
       {"system", "(required)", "configs/systems name, alias or path: the GPUs and fabric"},
       {"gpus", "the whole system (fewest_gpus: every count)",
        "GPU count, or a list of counts (a budget) to search; whole nodes"},
-      {"max_gpus", "none", "fewest_gpus: the largest count tried"},
+      {"max_gpus", "none", "without gpus: the largest count tried (fewest_gpus) or used (others)"},
       {"global_batch", "(required)", "sequences per optimizer step (held fixed)"},
       {"seq", "2048", "tokens per sequence"},
       {"objective", "step_time", "step_time | tokens_per_s | cost_per_token | fewest_gpus"},
@@ -220,7 +220,11 @@ PlanStudy load_plan_study(const std::string& path) {
         if (max_gpus > 0 && o.gpus.empty()) {
           for (int g : plan_gpu_counts(o, *sys))
             if (g <= max_gpus) o.gpus.push_back(g);
-          if (o.objective != PlanObjective::kFewestGpus && !o.gpus.empty())
+          if (o.gpus.empty())
+            sink.add(
+                *p->node().find("max_gpus"), p->key_path("max_gpus"),
+                fmt::format("no whole-node GPU count of {} is at most {}", o.system, max_gpus));
+          else if (o.objective != PlanObjective::kFewestGpus)
             o.gpus = {o.gpus.back()};
         }
       }

@@ -243,3 +243,28 @@ TEST_CASE("serving plan: batching more sequences never needs more GPUs here", "[
   CHECK(contains(csv, "\n1,64,"));
   CHECK(contains(csv, "\n2,1,"));
 }
+
+// fewest_gpus: the count it reports has a layout that fits, and no smaller count has one (the
+// search goes up from the smallest count and stops at the first that has top_k layouts).
+TEST_CASE("fewest_gpus: no smaller count fits", "[property]") {
+  const auto sys = ridge::hw::find_system("dgx-a100-superpod-32");
+  const TransformerConfig m = megatron_gpt(6144, 64, 48);  // 22B
+  PlanOptions p;
+  p.system = "dgx-a100-superpod-32";
+  p.objective = PlanObjective::kFewestGpus;
+  p.global_batch = 64;
+  p.top_k = 1;
+  const PlanResult r = run_plan(m, p, sys);
+  REQUIRE(r.top.size() == 1);
+  const int n = r.top[0].gpus;
+  CHECK(r.top[0].memory_bytes <= r.top[0].hbm_bytes);
+  // Every smaller count the system allows (some have no layout at all: 5 GPUs divide neither
+  // the 48 layers nor the batch of 64), searched together: none fits.
+  const std::vector<int> counts = plan_gpu_counts(p, sys);
+  p.gpus.assign(counts.begin(), std::find(counts.begin(), counts.end(), n));
+  REQUIRE(!p.gpus.empty());
+  p.objective = PlanObjective::kStepTime;
+  const PlanResult below = run_plan(m, p, sys);
+  CHECK(below.fitting == 0);
+  CHECK(!below.misses.empty());
+}
