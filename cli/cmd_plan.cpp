@@ -93,7 +93,7 @@ void register_plan(CLI::App& app, Action& action) {
         hw::ConfigError e = study.at;
         e.message =
             fmt::format("{} layouts fit, none within max_step_time ({} s by the fast evaluator)",
-                        r.fitting, study.plan.max_step_s);
+                        r.evaluated, study.plan.max_step_s);
         throw hw::ConfigException({e});
       }
       std::vector<std::pair<std::string, std::string>> files = study.files;

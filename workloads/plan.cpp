@@ -418,8 +418,9 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
   }
   const double now = ev.memory_bytes(o);
   // Weights, gradients and optimizer state divide over tp x pp: about now/hbm times the GPUs.
-  const std::string more = fmt::format("about {:.0f}x the GPUs per replica (tp x pp = {} now)",
-                                       std::ceil(now / hbm), o.tp * o.pp);
+  const std::string more =
+      fmt::format("more GPUs per replica (it needs {:.2f}x the memory; tp x pp = {} now)",
+                  now / hbm, o.tp * o.pp);
   if (best.empty() || best_mem >= now) return more;
   return fmt::format("{} gives {:.1f} GiB{}", best, best_mem / kGiB,
                      best_mem <= hbm ? " (fits)" : "; still over: " + more);
@@ -453,13 +454,13 @@ PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::
     // The fewest GPUs: once a count has enough layouts that qualify, larger counts rank lower.
     if (p.objective == PlanObjective::kFewestGpus && static_cast<int>(fit.size()) >= p.top_k) break;
   }
-  r.fitting = static_cast<long long>(fit.size());
+  r.fitting = r.evaluated;  // fit in memory (max_step_time may drop some of them after)
   r.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.enumerated == 0)
     throw std::invalid_argument(
         "the search space is empty: no layout of the listed tp, pp, micro_batch and GPU counts "
         "divides the model and the global batch");
-  if (fit.empty()) {
+  if (fit.empty() && r.evaluated == 0) {  // nothing fits (else: none within max_step_time)
     std::sort(over.begin(), over.end(), [](const PlanEstimate& a, const PlanEstimate& b) {
       if (a.memory_bytes != b.memory_bytes) return a.memory_bytes < b.memory_bytes;
       return layout_name(a.layout) < layout_name(b.layout);
@@ -469,6 +470,7 @@ PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::
                           help_for(ev, over[i].layout, over[i].hbm_bytes)});
     return r;
   }
+  if (fit.empty()) return r;
   std::sort(fit.begin(), fit.end(), better);
   // Pareto front (fast evaluator): by GPUs when several counts were searched, else by memory per
   // GPU, against step time.

@@ -216,7 +216,7 @@ TEST_CASE("no layout fits: the closest ones and what they lack", "[config-errors
   CHECK(run.status == 2);
   CHECK(contains(run.output, "nofit.yaml:4:5: study.plan: no layout fits"));
   CHECK(contains(run.output, "GiB over"));
-  CHECK(contains(run.output, "x the GPUs per replica"));
+  CHECK(contains(run.output, "more GPUs per replica"));
   CHECK(!s.exists("out.csv"));
 }
 
@@ -267,4 +267,20 @@ TEST_CASE("fewest_gpus: no smaller count fits", "[property]") {
   const PlanResult below = run_plan(m, p, sys);
   CHECK(below.fitting == 0);
   CHECK(!below.misses.empty());
+}
+
+// Layouts that fit but are all slower than max_step_time: said as such, not as "no fit". GPT-3
+// 175B on 64 H100s takes tens of seconds per step of 64 x 2048 tokens (6 x 175e9 x 131072 FLOP =
+// 1.4e17 FLOP over 64 x 989e12 FLOP/s is 2.2 s at full peak, before recompute and MFU), so 1 s is
+// out of reach.
+TEST_CASE("max_step_time out of reach: the fitting layouts are counted", "[config-errors]") {
+  Scratch s;
+  s.write("slow.yaml", kHead +
+                           "    system: dgx-h100-cluster-128\n    gpus: 64\n"
+                           "    global_batch: 64\n    max_step_time: 1 s\n");
+  const auto run = run_ridge("plan slow.yaml", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "slow.yaml:4:5: study.plan: "));
+  CHECK(contains(run.output, "none within max_step_time (1 s"));
+  CHECK(!contains(run.output, "no layout fits"));
 }
