@@ -13,6 +13,7 @@ namespace ridge::cli {
 void describe_serve(std::string& text, nlohmann::json& j);       // cli/cmd_serve.cpp
 void describe_parallel(std::string& text, nlohmann::json& j);    // cli/cmd_run.cpp
 void describe_model_keys(std::string& text, nlohmann::json& j);  // cli/cmd_model_keys.cpp
+void describe_plan(std::string& text, nlohmann::json& j);        // cli/cmd_plan.cpp
 
 namespace {
 std::string_view type_name(models::ParamType t) {
@@ -31,17 +32,18 @@ std::string_view type_name(models::ParamType t) {
 }  // namespace
 
 void register_describe(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("describe",
-                                 "every key users can write: the op vocabulary (ops), the model "
-                                 "parameters (params), input limits (limits), serving studies "
-                                 "(serve), systems (system), parallel training (parallel), graph "
-                                 "files (graph), imported graphs (import)");
+  auto* cmd = app.add_subcommand(
+      "describe",
+      "every key users can write: the op vocabulary (ops), the model "
+      "parameters (params), input limits (limits), serving studies "
+      "(serve), systems (system), parallel training (parallel), layout planning (plan), graph "
+      "files (graph), imported graphs (import), model files (model), sweeps (sweep)");
   auto what = std::make_shared<std::string>("ops");
   cmd->add_option("what", *what,
-                  "ops, params, limits, serve, system, parallel, graph (kind: graph files), "
+                  "ops, params, limits, serve, system, parallel, plan, graph (kind: graph files), "
                   "import (imported graphs), model (transformer model-file keys) or sweep")
-      ->check(CLI::IsMember({"ops", "params", "limits", "serve", "system", "parallel", "graph",
-                             "import", "model", "sweep"}));
+      ->check(CLI::IsMember({"ops", "params", "limits", "serve", "system", "parallel", "plan",
+                             "graph", "import", "model", "sweep"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
@@ -89,6 +91,8 @@ void register_describe(CLI::App& app, Action& action) {
         describe_parallel(text, j);
       } else if (*what == "model") {
         describe_model_keys(text, j);
+      } else if (*what == "plan") {
+        describe_plan(text, j);
       } else {
         Table t({"parameter", "default", "range", "meaning"});
         for (const auto& p : hw::model_param_table()) {

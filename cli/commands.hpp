@@ -28,6 +28,7 @@ void register_serve(CLI::App& app, Action& action);
 void register_import(CLI::App& app, Action& action);
 void register_chakra(CLI::App& app, Action& action);
 void register_sweep(CLI::App& app, Action& action);
+void register_plan(CLI::App& app, Action& action);
 
 /// Runs a study file (configs/studies/*.yaml) and prints its report; returns the exit code.
 int run_study_path(const std::string& path);

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_import(app, action);
   ridge::cli::register_chakra(app, action);
   ridge::cli::register_sweep(app, action);
+  ridge::cli::register_plan(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 #include "workloads/builder_util.hpp"
 #include "workloads/op_timer.hpp"
 #include "workloads/parallel.hpp"
+#include "workloads/plan.hpp"
 
 namespace ridge::workloads {
 
@@ -314,6 +315,14 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   for (int st = 0; st < p; ++st) r.memory.push_back(stage_memory(m, o, st, dev_params[st]));
   r.collectives_simulated = coll.simulated();
   return r;
+}
+
+// For the planner's fast evaluator (workloads/plan.hpp): the same optimizer and FLOP counts.
+double parallel_optimizer_time(const hw::GpuSpec& gpu, double n, TimingMode mode) {
+  return optimizer_time(gpu, n, mode);
+}
+double parallel_forward_flops_per_token(const TransformerConfig& m, long long seq) {
+  return forward_flops_per_token(m, seq);
 }
 
 }  // namespace ridge::workloads

@@ -180,11 +180,14 @@ Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
                    "not used with parallel: (the GPU comes from parallel.system; the step is the "
                    "parallel block's)");
     }
+    if (m->has("plan"))  // workloads/plan_config.hpp
+      sink.add(*m->child("plan", false), m->key_path("plan"),
+               "a plan study: run it with `ridge plan` (docs/planning.md)");
     if (m->has("workload")) {
       if (auto w = m->map("workload")) s.workloads.push_back(read_workload(*w));
     }
     if (const hw::ConfigNode* list =
-            m->child("workloads", !m->has("workload") && !m->has("parallel"))) {
+            m->child("workloads", !m->has("workload") && !m->has("parallel") && !m->has("plan"))) {
       if (list->kind != hw::ConfigNode::Kind::kSequence) {
         sink.add(*list, m->key_path("workloads"), "expected a list of workloads");
       } else {

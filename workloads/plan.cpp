@@ -1,0 +1,508 @@
+// Capacity planning: enumeration, the fast evaluator and the re-simulated top k (see
+// workloads/plan.hpp).
+#include "workloads/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "hw/system_loader.hpp"
+
+namespace ridge::workloads {
+
+std::string_view objective_name(PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kStepTime:
+      return "step_time";
+    case PlanObjective::kTokensPerS:
+      return "tokens_per_s";
+    case PlanObjective::kCostPerToken:
+      return "cost_per_token";
+    case PlanObjective::kFewestGpus:
+      return "fewest_gpus";
+  }
+  return "?";
+}
+
+std::string layout_name(const ParallelOptions& o) {
+  std::string s = fmt::format("tp{} pp{} dp{} mb{}", o.tp, o.pp, o.dp, o.micro_batch);
+  if (o.sequence_parallel) s += " sp";
+  s += o.recompute == Recompute::kFull        ? " full"
+       : o.recompute == Recompute::kSelective ? " sel"
+                                              : " norc";
+  s += fmt::format(" z{}", o.zero);
+  if (o.schedule == PipeSchedule::kInterleaved)
+    s += fmt::format(" int{}", o.virtual_stages);
+  else if (o.schedule == PipeSchedule::kGpipe)
+    s += " gpipe";
+  else
+    s += " 1f1b";
+  return s;
+}
+
+namespace {
+
+// A layer shape's times: one layer's forward and backward, the embedding's and the LM head's
+// extras, and the TP communication on each's critical path.
+struct LayerTimes {
+  double lf = 0, lb = 0, ef = 0, eb = 0, hf = 0, hb = 0;
+  double tp_f = 0, tp_b = 0;  // per layer, on the critical path
+};
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+std::uint64_t bits(double d) {
+  std::uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+double comm_class(const std::map<std::string, double>& by) {
+  auto it = by.find("communication");
+  return it == by.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+struct PlanEvaluator::Impl {
+  TransformerConfig m;
+  hw::SystemSpec sys;
+  TimingMode mode;
+  double hbm;  // usable bytes per GPU
+  CollectiveTimes coll;
+  std::unordered_map<std::uint64_t, LayerTimes> layers;
+  std::unordered_map<std::uint64_t, double> comm;  // (op, bytes, placement) -> s
+  std::unordered_map<std::uint64_t, double> opt;   // parameters -> s
+  double flops_per_token_seq = -1;
+  long long flops_seq = -1;
+
+  Impl(const TransformerConfig& model, const hw::SystemSpec& s, TimingMode md, double headroom)
+      : m(model), sys(s), mode(md), hbm(s.node.gpu.memory.hbm_size * (1 - headroom)), coll(s) {}
+
+  const LayerTimes& layer(const ParallelOptions& o) {
+    const bool sp = o.sequence_parallel && o.tp > 1;
+    std::uint64_t key = mix(mix(mix(o.tp, sp), o.micro_batch), o.seq);
+    key = mix(key, static_cast<std::uint64_t>(o.recompute));
+    auto it = layers.find(key);
+    if (it != layers.end()) return it->second;
+    // The simulator's own stages with 1 and 2 layers each, on a 2-stage pipeline: stage 0 holds
+    // the embedding, stage 1 the LM head.
+    ParallelOptions q;
+    q.system = o.system;
+    q.tp = o.tp, q.pp = 2, q.dp = 1, q.gpus = 2 * o.tp;
+    q.sequence_parallel = sp;
+    q.micro_batch = o.micro_batch;
+    q.seq = o.seq;
+    q.recompute = o.recompute;
+    q.global_batch = o.micro_batch;
+    TransformerConfig one = m, two = m;
+    one.layers = 2;
+    two.layers = 4;
+    const hw::GpuSpec& gpu = sys.node.gpu;
+    const StageGraphs a0 = build_stage(one, q, 0, gpu, coll, mode);
+    const StageGraphs a1 = build_stage(one, q, 1, gpu, coll, mode);
+    const StageGraphs b0 = build_stage(two, q, 0, gpu, coll, mode);
+    LayerTimes t;
+    t.lf = b0.fwd_exec.step_time_s - a0.fwd_exec.step_time_s;
+    t.lb = b0.bwd_exec.step_time_s - a0.bwd_exec.step_time_s;
+    t.ef = a0.fwd_exec.step_time_s - t.lf;
+    t.eb = a0.bwd_exec.step_time_s - t.lb;
+    t.hf = a1.fwd_exec.step_time_s - t.lf;
+    t.hb = a1.bwd_exec.step_time_s - t.lb;
+    t.tp_f = comm_class(b0.fwd_by_class) - comm_class(a0.fwd_by_class);
+    t.tp_b = comm_class(b0.bwd_by_class) - comm_class(a0.bwd_by_class);
+    return layers.emplace(key, t).first->second;
+  }
+
+  // A collective over groups placed as `shape` says, memoized by (kind, bytes, shape).
+  double collective(int kind, models::CollOp op, double bytes, std::uint64_t shape,
+                    const std::vector<std::vector<int>>& groups) {
+    const std::uint64_t key =
+        mix(mix(mix(static_cast<std::uint64_t>(kind), static_cast<std::uint64_t>(op)), bits(bytes)),
+            shape);
+    auto it = comm.find(key);
+    if (it != comm.end()) return it->second;
+    const double t = coll.concurrent_time(op, bytes, groups);
+    comm.emplace(key, t);
+    return t;
+  }
+
+  std::vector<std::vector<int>> dp_groups(const ParallelOptions& o) const {
+    std::vector<std::vector<int>> g(o.tp);
+    for (int t = 0; t < o.tp; ++t)
+      for (int d = 0; d < o.dp; ++d) g[t].push_back(place_rank(o, t, 0, d));
+    return g;
+  }
+
+  double optimizer(double params) {
+    auto it = opt.find(bits(params));
+    if (it != opt.end()) return it->second;
+    const double t = parallel_optimizer_time(sys.node.gpu, params, mode);
+    opt.emplace(bits(params), t);
+    return t;
+  }
+
+  // Parameters of device d (its chunks), as run_parallel counts them.
+  double device_params(const ParallelOptions& o, int v, int d) const {
+    const int nvs = o.pp * v;
+    const double per = double(m.layers) / nvs;
+    const double emb = double(m.vocab) * m.d_model / o.tp;
+    double p = 0;
+    for (int c = 0; c < v; ++c) {
+      const int vs = c * o.pp + d;
+      p += double(m.layer_parameter_count()) * per / o.tp;
+      if (vs == 0) p += emb + double(m.max_positions) * m.d_model;
+      if (vs == nvs - 1 && !(vs == 0 && m.tied_embeddings)) p += emb;
+    }
+    return p;
+  }
+
+  double memory(const ParallelOptions& o, double* params0) const {
+    const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
+    const double p0 = device_params(o, v, 0);
+    if (params0) *params0 = p0;
+    double worst = stage_memory(m, o, 0, p0).total();
+    if (o.pp > 1)
+      worst = std::max(worst, stage_memory(m, o, o.pp - 1, device_params(o, v, o.pp - 1)).total());
+    return worst;
+  }
+};
+
+PlanEvaluator::PlanEvaluator(const TransformerConfig& m, const hw::SystemSpec& sys, TimingMode mode,
+                             double memory_headroom)
+    : impl_(std::make_unique<Impl>(m, sys, mode, memory_headroom)) {}
+PlanEvaluator::~PlanEvaluator() = default;
+
+long long PlanEvaluator::layer_shapes_built() const {
+  return static_cast<long long>(impl_->layers.size());
+}
+
+double PlanEvaluator::memory_bytes(const ParallelOptions& o) const {
+  return impl_->memory(o, nullptr);
+}
+
+PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
+  Impl& I = *impl_;
+  PlanEstimate e;
+  e.layout = o;
+  e.gpus = o.tp * o.pp * o.dp;
+  e.hbm_bytes = I.hbm;
+  double params0 = 0;
+  e.memory_bytes = I.memory(o, &params0);
+  e.fits = e.memory_bytes <= I.hbm;
+  if (!e.fits && !always) return e;
+
+  const LayerTimes& L = I.layer(o);
+  const int p = o.pp;
+  const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
+  const int nvs = p * v;
+  const double n = double(I.m.layers) / nvs;  // layers per chunk
+  const double m = double(o.micro_batches());
+  const double chunk = n * (L.lf + L.lb);
+  // Device d's F + B per micro-batch: its chunks, the embedding on virtual stage 0, the head on
+  // the last one.
+  auto device_fb = [&](int d) {
+    double t = v * chunk;
+    if (d == 0) t += L.ef + L.eb;
+    if (d == (nvs - 1) % p) t += L.hf + L.hb;
+    return t;
+  };
+  double dmax = device_fb(0);
+  if (p > 1) dmax = std::max({dmax, device_fb(p - 1), p > 2 ? device_fb(1) : 0.0});
+  double p2p = 0;
+  if (nvs > 1) {
+    const bool sp = o.sequence_parallel && o.tp > 1;
+    const double bytes = 2.0 * o.micro_batch * o.seq * I.m.d_model / (sp ? o.tp : 1);
+    std::vector<std::vector<int>> pairs;
+    for (int t = 0; t < o.tp; ++t)
+      pairs.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
+    p2p = o.pp_comm_scale * I.collective(0, models::CollOp::kSendRecv, bytes,
+                                         static_cast<std::uint64_t>(o.tp), pairs);
+  }
+  const double fill = 2.0 * (p - 1) * p2p;
+  double pipe = 0;
+  if (v == 1)
+    pipe = nvs * chunk + L.ef + L.eb + L.hf + L.hb + (m - 1) * dmax + fill;
+  else
+    pipe = m * dmax + (p - 1) * chunk + fill;
+  e.pipeline_s = pipe;
+  e.bubble_s = pipe - m * device_fb(0);
+  e.p2p_exposed_s = fill;
+  e.tp_comm_s = (m + p - 1) * n * v * (L.tp_f + L.tp_b);
+
+  // DP on device 0: buckets released uniformly over its last backward (virtual stage 0's), one
+  // at a time; what runs past that backward is exposed. For n buckets of time dt (the last dt_n),
+  // released every r = B/n, the last ends at max(B, r + (n-1) dt, (n-1) r + dt) + dt_n after the
+  // backward starts.
+  double tail = 0, gather = 0;
+  if (o.dp > 1) {
+    const auto groups = I.dp_groups(o);
+    const std::uint64_t shape = mix(mix(o.tp, o.pp), o.dp);
+    const double total = params0 * o.grad_bytes;
+    const double bucket = o.bucket_mb * 1e6;
+    const double nb = std::ceil(total / bucket);
+    const auto op = o.zero >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
+    const double last_bytes = total - (nb - 1) * bucket;
+    const double dt_last = o.dp_comm_scale * I.collective(1, op, last_bytes, shape, groups);
+    const double dt =
+        nb > 1 ? o.dp_comm_scale * I.collective(1, op, bucket, shape, groups) : dt_last;
+    const double B = n * L.lb + L.eb + (nvs == 1 ? L.hb : 0.0);
+    const double r = B / nb;
+    tail = dt_last + (nb > 1 ? std::max({0.0, r + (nb - 1) * dt - B, dt - r}) : 0.0);
+    if (o.zero >= 1)
+      gather = o.dp_comm_scale *
+               I.collective(2, models::CollOp::kAllGather, 2.0 * params0, shape, groups);
+  }
+  e.dp_exposed_s = tail;
+  e.param_gather_s = gather;
+  e.optimizer_s = I.optimizer(params0 / (o.zero >= 1 ? o.dp : 1));
+  e.step_s = pipe + tail + e.optimizer_s + gather;
+  if (I.flops_seq != o.seq) {
+    I.flops_seq = o.seq;
+    I.flops_per_token_seq = parallel_forward_flops_per_token(I.m, o.seq);
+  }
+  const double tokens = double(o.global_batch) * o.seq;
+  e.mfu = 3 * I.flops_per_token_seq * tokens / e.step_s /
+          (I.sys.node.gpu.matmul_peak(hw::Precision::kBf16) * e.gpus);
+  return e;
+}
+
+namespace {
+
+std::vector<int> divisors(long long n) {
+  std::vector<int> d;
+  for (long long i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  return d;
+}
+
+}  // namespace
+
+std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const PlanOptions& p,
+                                               const hw::SystemSpec& sys, int gpus) {
+  const PlanSpace& s = p.space;
+  std::vector<int> tps = s.tp;
+  if (tps.empty())
+    for (int t = 1; t <= sys.node.gpus; t *= 2) tps.push_back(t);  // TP inside a node
+  std::vector<int> pps = s.pp.empty() ? divisors(m.layers) : s.pp;
+  const std::vector<int> mbs = s.micro_batch.empty() ? std::vector<int>{1, 2, 4, 8} : s.micro_batch;
+  const std::vector<int> sps =
+      s.sequence_parallel.empty() ? std::vector<int>{0, 1} : s.sequence_parallel;
+  const std::vector<Recompute> rcs =
+      s.recompute.empty()
+          ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+          : s.recompute;
+  const std::vector<int> zeros = s.zero.empty() ? std::vector<int>{0, 1} : s.zero;
+  const std::vector<PipeSchedule> scheds =
+      s.schedule.empty()
+          ? std::vector<PipeSchedule>{PipeSchedule::kOneFOneB, PipeSchedule::kInterleaved}
+          : s.schedule;
+  const std::vector<int> vss =
+      s.virtual_stages.empty() ? std::vector<int>{2, 3, 4, 6, 8} : s.virtual_stages;
+  std::vector<ParallelOptions> out;
+  for (int tp : tps) {
+    if (tp < 1 || gpus % tp != 0 || m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0)
+      continue;
+    for (int pp : pps) {
+      if (pp < 1 || (gpus / tp) % pp != 0 || m.layers % pp != 0) continue;
+      const int dp = gpus / tp / pp;
+      for (int mb : mbs) {
+        if (mb < 1 || p.global_batch % (static_cast<long long>(mb) * dp) != 0) continue;
+        for (int sp : sps) {
+          if (sp && (tp == 1 || p.seq % tp != 0)) continue;
+          for (Recompute rc : rcs)
+            for (int z : zeros) {
+              if (z == 1 && dp == 1) continue;  // nothing to shard
+              // The enumerator's one place per knob: CP, EP, ZeRO-2/3, FSDP and offload become
+              // one more loop here each, with their checks.
+              for (PipeSchedule sc : scheds) {
+                ParallelOptions o;
+                o.system = p.system;
+                o.gpus = gpus;
+                o.tp = tp, o.pp = pp, o.dp = dp;
+                o.micro_batch = mb;
+                o.global_batch = p.global_batch;
+                o.seq = p.seq;
+                o.sequence_parallel = sp != 0;
+                o.recompute = rc;
+                o.zero = z;
+                o.schedule = sc;
+                if (sc != PipeSchedule::kInterleaved) {
+                  if (sc == PipeSchedule::kGpipe && pp == 1) continue;  // same as 1F1B
+                  out.push_back(o);
+                  continue;
+                }
+                if (pp < 2 || o.micro_batches() % pp != 0) continue;
+                for (int v : vss) {
+                  if (v < 2 || m.layers % (pp * v) != 0) continue;
+                  o.virtual_stages = v;
+                  out.push_back(o);
+                }
+              }
+            }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<int> plan_gpu_counts(const PlanOptions& p, const hw::SystemSpec& sys) {
+  if (!p.gpus.empty()) return p.gpus;
+  if (p.objective != PlanObjective::kFewestGpus) return {sys.total_gpus()};
+  std::vector<int> c;
+  for (int g = 1; g <= sys.total_gpus(); ++g)
+    if (hw::check_gpu_count(sys, g).empty()) c.push_back(g);
+  return c;
+}
+
+namespace {
+
+double objective_value(const PlanOptions& p, const PlanEstimate& e, double step) {
+  const double tokens = double(p.global_batch) * p.seq;
+  switch (p.objective) {
+    case PlanObjective::kStepTime:
+      return step;
+    case PlanObjective::kTokensPerS:
+      return -tokens / step;
+    case PlanObjective::kCostPerToken:
+      return p.usd_per_gpu_hour * e.gpus * step / 3600.0 / tokens;
+    case PlanObjective::kFewestGpus:
+      return e.gpus;
+  }
+  return step;
+}
+
+// Ranking: the objective, then (ties) step time, GPUs, memory per GPU, the layout's name.
+bool better(const PlanEstimate& a, const PlanEstimate& b) {
+  if (a.objective != b.objective) return a.objective < b.objective;
+  if (a.step() != b.step()) return a.step() < b.step();
+  if (a.gpus != b.gpus) return a.gpus < b.gpus;
+  if (a.memory_bytes != b.memory_bytes) return a.memory_bytes < b.memory_bytes;
+  return layout_name(a.layout) < layout_name(b.layout);
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// What would make a layout fit: one knob changed at a time, the variant with the least memory.
+std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double hbm) {
+  struct Variant {
+    std::string what;
+    ParallelOptions o;
+  };
+  std::vector<Variant> vs;
+  auto add = [&](std::string w, auto change) {
+    ParallelOptions c = o;
+    change(c);
+    vs.push_back({std::move(w), c});
+  };
+  if (o.recompute != Recompute::kFull)
+    add("recompute: full", [](ParallelOptions& c) { c.recompute = Recompute::kFull; });
+  if (!o.sequence_parallel && o.tp > 1 && o.seq % o.tp == 0)
+    add("sequence_parallel: true", [](ParallelOptions& c) { c.sequence_parallel = true; });
+  if (o.zero == 0 && o.dp > 1) add("zero: 1", [](ParallelOptions& c) { c.zero = 1; });
+  if (o.micro_batch > 1) add("micro_batch: 1", [](ParallelOptions& c) { c.micro_batch = 1; });
+  std::string best;
+  double best_mem = 1e300;
+  for (const auto& v : vs) {
+    const double mem = ev.memory_bytes(v.o);
+    if (mem < best_mem) best_mem = mem, best = v.what;
+  }
+  const double now = ev.memory_bytes(o);
+  // Weights, gradients and optimizer state divide over tp x pp: about now/hbm times the GPUs.
+  const std::string more =
+      fmt::format("more GPUs per replica (it needs {:.2f}x the memory; tp x pp = {} now)",
+                  now / hbm, o.tp * o.pp);
+  if (best.empty() || best_mem >= now) return more;
+  return fmt::format("{} gives {:.1f} GiB{}", best, best_mem / kGiB,
+                     best_mem <= hbm ? " (fits)" : "; still over: " + more);
+}
+
+}  // namespace
+
+PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::SystemSpec& sys) {
+  PlanResult r;
+  r.options = p;
+  r.model_name = m.name;
+  r.system = sys;
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanEvaluator ev(m, sys, p.mode, p.memory_headroom);
+  std::vector<PlanEstimate> fit;
+  std::vector<PlanEstimate> over;  // the closest misses
+  const std::vector<int> counts = plan_gpu_counts(p, sys);
+  for (int g : counts) {
+    for (const ParallelOptions& o : enumerate_layouts(m, p, sys, g)) {
+      ++r.enumerated;
+      PlanEstimate e = ev.evaluate(o);
+      if (!e.fits) {
+        over.push_back(std::move(e));
+        continue;
+      }
+      ++r.evaluated;
+      if (p.max_step_s > 0 && e.step_s > p.max_step_s) continue;
+      e.objective = objective_value(p, e, e.step_s);
+      fit.push_back(std::move(e));
+    }
+    // The fewest GPUs: once a count has enough layouts that qualify, larger counts rank lower.
+    if (p.objective == PlanObjective::kFewestGpus && static_cast<int>(fit.size()) >= p.top_k) break;
+  }
+  r.fitting = r.evaluated;  // fit in memory (max_step_time may drop some of them after)
+  r.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.enumerated == 0)
+    throw std::invalid_argument(
+        "the search space is empty: no layout of the listed tp, pp, micro_batch and GPU counts "
+        "divides the model and the global batch");
+  if (fit.empty() && r.evaluated == 0) {  // nothing fits (else: none within max_step_time)
+    std::sort(over.begin(), over.end(), [](const PlanEstimate& a, const PlanEstimate& b) {
+      if (a.memory_bytes != b.memory_bytes) return a.memory_bytes < b.memory_bytes;
+      return layout_name(a.layout) < layout_name(b.layout);
+    });
+    for (std::size_t i = 0; i < over.size() && i < 5; ++i)
+      r.misses.push_back({over[i].layout, over[i].memory_bytes, over[i].hbm_bytes,
+                          help_for(ev, over[i].layout, over[i].hbm_bytes)});
+    return r;
+  }
+  if (fit.empty()) return r;
+  std::sort(fit.begin(), fit.end(), better);
+  // Pareto front (fast evaluator): by GPUs when several counts were searched, else by memory per
+  // GPU, against step time.
+  {
+    const bool by_gpus = counts.size() > 1;
+    std::vector<const PlanEstimate*> ptrs;
+    for (const auto& e : fit) ptrs.push_back(&e);
+    std::sort(ptrs.begin(), ptrs.end(), [&](const PlanEstimate* a, const PlanEstimate* b) {
+      const double xa = by_gpus ? a->gpus : a->memory_bytes,
+                   xb = by_gpus ? b->gpus : b->memory_bytes;
+      if (xa != xb) return xa < xb;
+      return better(*a, *b);
+    });
+    double best = 1e300;
+    for (const PlanEstimate* e : ptrs)
+      if (e->step_s < best) best = e->step_s, r.frontier.push_back(*e);
+  }
+  const std::size_t k = std::min<std::size_t>(fit.size(), static_cast<std::size_t>(p.top_k));
+  for (std::size_t i = 0; i < k; ++i) {
+    PlanEstimate e = fit[i];
+    const ParallelResult sim = run_parallel(m, e.layout, sys, p.mode);
+    e.simulated = true;
+    e.sim_step_s = sim.step_s;
+    e.sim_bubble_s = sim.bubble_s;
+    e.sim_dp_exposed_s = sim.dp_exposed_s + sim.param_gather_s;
+    e.sim_critical_s = sim.critical_s;
+    e.mfu = sim.mfu;
+    e.objective = objective_value(p, e, sim.step_s);
+    r.top.push_back(std::move(e));
+  }
+  std::sort(r.top.begin(), r.top.end(), better);
+  return r;
+}
+
+}  // namespace ridge::workloads
