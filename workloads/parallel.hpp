@@ -70,6 +70,16 @@ struct ParallelOptions {
   std::string system;  ///< configs/systems name or path
   int gpus = 0;        ///< GPUs used (0: the whole system)
   int tp = 1, pp = 1, dp = 1;
+  /// Expert parallelism (Megatron-Core): the experts of each MoE layer sharded over ep ranks of
+  /// the data-parallel group (ep divides dp); expert gradients reduced over dp / ep.
+  int ep = 1;
+  /// MoE tokens per expert padded to capacity_factor x the balanced share (Megatron's
+  /// --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); 0: dropless with
+  /// balanced routing (every expert gets the balanced share).
+  double capacity_factor = 0;
+  /// Rank placement, innermost dimension first, of tp, ep, dp (the data-parallel ranks outside
+  /// an EP group) and pp. Empty: {tp, pp, ep, dp} (TP inside a node, then PP, then DP).
+  std::vector<std::string> placement;
   bool sequence_parallel = false;
   long long micro_batch = 1;
   long long global_batch = 0;  ///< 0: micro_batch x dp (one micro-batch per pipeline)
@@ -81,7 +91,7 @@ struct ParallelOptions {
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
   /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
-  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1;
+  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1, ep_comm_scale = 1;
   long long micro_batches() const { return global_batch / (micro_batch * dp); }
 };
 
@@ -109,8 +119,11 @@ class CollectiveTimes {
   long long simulated_ = 0;
 };
 
-/// Fabric GPU of (tp rank, pipeline stage, dp rank): TP inside a node, then PP, then DP.
+/// Fabric GPU of (tp rank, pipeline stage, dp rank) by `o.placement` (default: TP inside a node,
+/// then PP, then DP). The dp rank d is (EP rank d % ep, outer DP rank d / ep).
 int place_rank(const ParallelOptions& o, int t, int stage, int d);
+/// The placement dimensions, innermost first ({tp, pp, ep, dp} when `o.placement` is empty).
+std::vector<std::string> placement_order(const ParallelOptions& o);
 
 /// One rank's work of one micro-batch on one stage.
 struct StageGraphs {
@@ -120,7 +133,12 @@ struct StageGraphs {
   std::map<std::string, double> fwd_by_class, bwd_by_class;  ///< critical path of each (sums)
   double tp_fwd_s = 0, tp_bwd_s = 0;                         ///< TP communication in each
   int tp_collectives_fwd = 0, tp_collectives_bwd = 0;
-  double params = 0;  ///< parameters this rank holds
+  double ep_fwd_s = 0, ep_bwd_s = 0;  ///< EP all-to-alls in each
+  int ep_collectives_fwd = 0, ep_collectives_bwd = 0;
+  double a2a_bytes = 0;  ///< one all-to-all's size per rank (nccl-tests' size: the send buffer)
+  double tokens_per_expert = 0;  ///< tokens each local expert's GEMMs take per micro-batch
+  double params = 0;             ///< parameters this rank holds (expert_params included)
+  double expert_params = 0;      ///< of which routed experts' (reduced over dp / ep)
 };
 
 /// Builds and simulates stage `stage`'s micro-batch forward and backward on one rank.
@@ -161,12 +179,17 @@ struct StageMemory {
 /// Activation bytes one layer keeps for backward on one TP rank (Korthikanti et al. 2022).
 double parallel_layer_activation_bytes(const TransformerConfig& m, long long micro_batch,
                                        long long seq, int tp, bool sequence_parallel, Recompute r);
+/// Activation bytes one MoE layer keeps for backward on one rank (see parallel_memory.cpp).
+double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOptions& o);
+/// `stage_params` this rank's parameters, `expert_params` of them routed experts' (their
+/// optimizer state sharded over dp / ep with ZeRO-1).
 StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
-                         double stage_params);
+                         double stage_params, double expert_params = 0);
 
 /// A what-if on a parallel step: a system figure (nvlink_bandwidth, nic_bandwidth), a GPU figure
 /// (tensor, hbm_bandwidth, clock, sm_count: the figure x factor), a kind of communication
-/// (tp_comm, pp_comm, dp_comm: its time x factor, 0 removes it) or the bubble (bubble*0).
+/// (tp_comm, pp_comm, dp_comm, ep_comm: its time x factor, 0 removes it) or the bubble
+/// (bubble*0).
 struct ParallelWhatIf {
   std::string text, target;
   double factor = 1;
@@ -191,6 +214,7 @@ struct ParallelResult {
   double pipeline_s = 0;  ///< end of the last backward
   double dp_time_s = 0, dp_exposed_s = 0, optimizer_s = 0, param_gather_s = 0;
   int dp_buckets = 0;
+  int expert_buckets = 0;  ///< of dp_buckets, expert gradients reduced over dp / ep
   double step_s = 0;
   double tokens_per_s = 0, model_flops = 0, hardware_flops = 0, mfu = 0, hfu = 0;
   double bubble_s = 0;                       ///< stage 0's idle time inside the pipeline phase

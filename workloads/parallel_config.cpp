@@ -2,6 +2,7 @@
 // (tp = pp = dp = 1, no sequence parallelism, micro-batch 1, 1F1B, no recompute, no distributed
 // optimizer, 25 MB DDP buckets).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 
 #include "hw/config.hpp"
@@ -17,6 +18,14 @@ const std::vector<ParallelKey>& parallel_keys() {
       {"tp", "1", "tensor-parallel size (inside a node); divides heads and FFN"},
       {"pp", "1", "pipeline stages (across nodes); divides the layers"},
       {"dp", "1", "data-parallel replicas"},
+      {"ep", "1",
+       "expert-parallel size (MoE models): each MoE layer's experts sharded over ep ranks of the "
+       "DP group; divides dp and the experts; expert gradients reduced over dp / ep"},
+      {"capacity_factor", "0 (dropless)",
+       "MoE: tokens per expert padded to this x the balanced share (all-to-all and expert GEMMs)"},
+      {"placement", "[tp, pp, ep, dp]",
+       "rank placement, innermost first: an order of tp, pp, ep, dp (dp: the DP ranks outside an "
+       "EP group), e.g. [tp, ep, dp, pp] as Megatron-Core orders them"},
       {"sequence_parallel", "false", "Megatron sequence parallelism (all-gather/reduce-scatter)"},
       {"micro_batch", "1", "sequences per micro-batch"},
       {"global_batch", "micro_batch x dp", "sequences per step; divisible by micro_batch x dp"},
@@ -40,6 +49,19 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   o.tp = static_cast<int>(std::max(1LL, p.integer("tp", 1, 1, 1 << 16)));
   o.pp = static_cast<int>(std::max(1LL, p.integer("pp", 1, 1, 1 << 16)));
   o.dp = static_cast<int>(std::max(1LL, p.integer("dp", 1, 1, 1 << 24)));
+  o.ep = static_cast<int>(std::max(1LL, p.integer("ep", 1, 1, 1 << 24)));
+  o.capacity_factor = p.quantity("capacity_factor", hw::Dimension::kCount, 0.0, 0.0, 1024.0);
+  if (p.has("placement")) {
+    o.placement = p.text_list("placement");
+    std::vector<std::string> seen = o.placement;
+    std::sort(seen.begin(), seen.end());
+    const std::vector<std::string> want = {"dp", "ep", "pp", "tp"};
+    if (seen != want)
+      sink.add(*p.child("placement", false), p.key_path("placement"),
+               fmt::format("expected an order of tp, pp, ep and dp, each once (got [{}])",
+                           fmt::join(o.placement, ", ")));
+    if (seen != want) o.placement.clear();
+  }
   o.sequence_parallel = p.boolean("sequence_parallel", false);
   o.micro_batch = std::max(1LL, p.integer("micro_batch", 1, 1, 1 << 20));
   o.global_batch = p.integer("global_batch", 0, 0, 1LL << 40);
@@ -109,6 +131,10 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
              "virtual_stages is for schedule: interleaved");
   }
+  if (o.dp % o.ep != 0)
+    sink.add(node("ep"), p.key_path("ep"),
+             fmt::format("ep {} does not divide dp {} (expert parallelism splits the DP group)",
+                         o.ep, o.dp));
   if (o.global_batch % (o.micro_batch * o.dp) != 0)
     sink.add(node("global_batch"), p.key_path("global_batch"),
              fmt::format("global_batch {} is not divisible by micro_batch x dp = {} x {}",
@@ -136,6 +162,23 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
       if (m.layers % o.pp != 0)
         sink.add(node("pp"), p.key_path("pp"),
                  fmt::format("pp {} does not divide the model's {} layers", o.pp, m.layers));
+      if (!m.is_moe() && o.ep > 1)
+        sink.add(node("ep"), p.key_path("ep"),
+                 fmt::format("ep {} needs a mixture-of-experts model (experts: in the model file)",
+                             o.ep));
+      if (m.is_moe() && m.experts % o.ep != 0)
+        sink.add(node("ep"), p.key_path("ep"),
+                 fmt::format("ep {} does not divide the model's {} experts", o.ep, m.experts));
+      if (m.is_moe() && m.expert_ffn % o.tp != 0)
+        sink.add(node("tp"), p.key_path("tp"),
+                 fmt::format("tp {} does not divide the model's expert FFN width {}", o.tp,
+                             m.expert_ffn));
+      // Megatron-LM asserts it (arguments.py: MoE with tensor parallelism needs sequence
+      // parallelism); the MoE layer here takes its s/tp tokens per rank from it.
+      if (m.is_moe() && o.tp > 1 && !o.sequence_parallel)
+        sink.add(node("sequence_parallel"), p.key_path("sequence_parallel"),
+                 "a mixture-of-experts model with tp > 1 needs sequence_parallel: true (as "
+                 "Megatron-LM requires)");
       if (o.sequence_parallel && o.seq % o.tp != 0)
         sink.add(
             node("seq"), p.key_path("seq"),

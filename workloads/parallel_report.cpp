@@ -1,5 +1,6 @@
 // Text and JSON reports of a parallel training step (see workloads/parallel.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "workloads/parallel.hpp"
 
@@ -19,15 +20,29 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
   const int gpus = o.tp * o.pp * o.dp;
   std::string s;
   s += fmt::format(
-      "{} on {} ({} GPUs of {}): TP {} x PP {} x DP {}{}, micro-batch {}, global batch {} "
+      "{} on {} ({} GPUs of {}): TP {} x PP {} x DP {}{}{}, micro-batch {}, global batch {} "
       "({} micro-batches per pipeline), seq {}, {}{}, recompute {}{}\n",
       model_name, r.system.name, gpus, r.system.total_gpus(), o.tp, o.pp, o.dp,
-      o.sequence_parallel ? " + SP" : "", o.micro_batch, o.global_batch, o.micro_batches(), o.seq,
-      schedule_name(o.schedule),
+      o.ep > 1 ? fmt::format(" (EP {} inside DP)", o.ep) : "", o.sequence_parallel ? " + SP" : "",
+      o.micro_batch, o.global_batch, o.micro_batches(), o.seq, schedule_name(o.schedule),
       o.schedule == PipeSchedule::kInterleaved ? fmt::format(" x {} chunks", o.virtual_stages) : "",
       recompute_name(o.recompute), o.zero ? ", ZeRO-1" : "");
   s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
+  if (!o.placement.empty())
+    s += fmt::format("placement (innermost first): {}\n", fmt::join(o.placement, ", "));
+  bool moe = false;
+  for (const StageGraphs& g : r.stages)
+    moe = moe || g.ep_collectives_fwd > 0 || g.expert_params > 0;
+  if (moe) {
+    const StageGraphs& g = r.stages.back();
+    s += fmt::format(
+        "MoE: {:.0f} tokens per local expert per micro-batch; all-to-all {} per rank ({} of it "
+        "leaving the GPU); EP comm on the last stage {} / {} (fwd/bwd, {} / {} calls)\n",
+        g.tokens_per_expert, fmt::format("{:.2f} MB", g.a2a_bytes / 1e6),
+        fmt::format("{:.2f} MB", g.a2a_bytes * (o.ep - 1) / o.ep / 1e6), ftime(g.ep_fwd_s),
+        ftime(g.ep_bwd_s), g.ep_collectives_fwd, g.ep_collectives_bwd);
+  }
   s += "\nper stage, one micro-batch on one rank:\n";
   s += "  stage  layers   forward   backward   TP comm (fwd/bwd, calls)\n";
   for (std::size_t st = 0; st < r.stages.size(); ++st) {
@@ -48,12 +63,16 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
       ftime(r.pipeline_s), ftime(r.ideal_pipeline_s), ftime(r.bubble_s),
       100 * r.bubble_s / r.step_s, ftime(r.p2p_s));
   if (o.dp > 1)
-    s += fmt::format("DP: {} buckets of {} MB, {} of {} in all, {} exposed after the backward{}\n",
-                     r.dp_buckets, o.bucket_mb, o.zero ? "reduce-scatter" : "all-reduce",
-                     ftime(r.dp_time_s), ftime(r.dp_exposed_s),
-                     r.param_gather_s > 0
-                         ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
-                         : "");
+    s += fmt::format(
+        "DP: {} buckets{} of {} MB, {} of {} in all, {} exposed after the backward{}\n",
+        r.dp_buckets,
+        r.expert_buckets > 0 ? fmt::format(" ({} of expert gradients over dp / ep = {})",
+                                           r.expert_buckets, o.dp / o.ep)
+                             : "",
+        o.bucket_mb, o.zero ? "reduce-scatter" : "all-reduce", ftime(r.dp_time_s),
+        ftime(r.dp_exposed_s),
+        r.param_gather_s > 0 ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
+                             : "");
   s += fmt::format("optimizer step {}\n", ftime(r.optimizer_s));
   s += "\ncritical path by category (sums to the step):\n";
   for (const auto& [k, v] : r.critical_s)
@@ -86,6 +105,7 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
     if (o.recompute != Recompute::kFull) s += " recompute: full or selective,";
     if (!o.sequence_parallel && o.tp > 1) s += " sequence_parallel: true,";
     if (o.zero == 0 && o.dp > 1) s += " zero: 1,";
+    if (moe && o.ep < o.dp) s += " a larger ep,";
     s += " a larger pp\n";
   }
   s += fmt::format("\n{} collectives simulated on the fabric (memoized by op, size and group)\n",
@@ -100,6 +120,9 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
   j["parallel"] = {{"tp", o.tp},
                    {"pp", o.pp},
                    {"dp", o.dp},
+                   {"ep", o.ep},
+                   {"capacity_factor", o.capacity_factor},
+                   {"placement", placement_order(o)},
                    {"sequence_parallel", o.sequence_parallel},
                    {"micro_batch", o.micro_batch},
                    {"global_batch", o.global_batch},
@@ -122,6 +145,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
   j["dp"] = {{"buckets", r.dp_buckets},
              {"time_s", r.dp_time_s},
              {"exposed_s", r.dp_exposed_s},
+             {"expert_buckets", r.expert_buckets},
              {"param_all_gather_s", r.param_gather_s}};
   j["optimizer_s"] = r.optimizer_s;
   j["critical_path_s"] = r.critical_s;
@@ -135,7 +159,12 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                   {"backward_s", g.bwd_exec.step_time_s},
                   {"tp_comm_forward_s", g.tp_fwd_s},
                   {"tp_comm_backward_s", g.tp_bwd_s},
-                  {"params", g.params}});
+                  {"ep_comm_forward_s", g.ep_fwd_s},
+                  {"ep_comm_backward_s", g.ep_bwd_s},
+                  {"all_to_all_bytes", g.a2a_bytes},
+                  {"tokens_per_expert", g.tokens_per_expert},
+                  {"params", g.params},
+                  {"expert_params", g.expert_params}});
   }
   nlohmann::json mem = nlohmann::json::array();
   for (std::size_t i = 0; i < r.memory.size(); ++i) {

@@ -1,0 +1,277 @@
+// Mixture of experts and expert parallelism in parallel training steps (workloads/parallel.hpp):
+// the MoE model files against their published sizes, the all-to-all sizes and expert GEMM shapes
+// derived by hand, expert memory and gradient groups, rank placement, and the `parallel:` block's
+// MoE errors.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "hw/config.hpp"
+#include "hw/system_loader.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/parallel.hpp"
+#include "workloads/study.hpp"
+
+using namespace ridge;
+using namespace ridge::workloads;
+
+namespace {
+
+// A small MoE model: 4 layers, hidden 1024, 16 heads, 8 experts of width 2048, top-2, SwiGLU.
+TransformerConfig small_moe() {
+  TransformerConfig m;
+  m.name = "small-moe";
+  m.style = "llama";
+  m.layers = 4;
+  m.d_model = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.head_dim = 64;
+  m.ffn = 2048;
+  m.gated_mlp = true;
+  m.activation = "silu";
+  m.vocab = 32000;
+  m.norm = NormType::kRmsNorm;
+  m.bias = false;
+  m.position = "rope";
+  m.max_positions = 4096;
+  m.experts = 8;
+  m.top_k = 2;
+  m.expert_ffn = 2048;
+  m.shared_expert_ffn = 2048;
+  return m;
+}
+
+// On one DGX H100 (8 GPUs): TP 2 with sequence parallelism, DP 4, EP 4; micro-batch 1 of 1024.
+ParallelOptions small_options() {
+  ParallelOptions o;
+  o.system = "dgx-h100";
+  o.gpus = 8;
+  o.tp = 2, o.pp = 1, o.dp = 4, o.ep = 4;
+  o.sequence_parallel = true;
+  o.micro_batch = 1;
+  o.global_batch = 4;
+  o.seq = 1024;
+  return o;
+}
+
+const OpNode* find_op(const Graph& g, const std::string& name) {
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (g.op(static_cast<int>(i)).name == name) return &g.op(static_cast<int>(i));
+  return nullptr;
+}
+
+std::string study_error(const std::string& text) {
+  const std::string path = "test_moe_bad.yaml";
+  {
+    std::ofstream f(path);
+    f << text;
+  }
+  try {
+    load_study(path);
+  } catch (const hw::ConfigException& e) {
+    std::remove(path.c_str());
+    return e.what();
+  }
+  std::remove(path.c_str());
+  return "";
+}
+
+std::string model_error(const std::string& text) {
+  const std::string path = "test_moe_model_bad.yaml";
+  {
+    std::ofstream f(path);
+    f << text;
+  }
+  try {
+    load_model_config(path);
+  } catch (const hw::ConfigException& e) {
+    std::remove(path.c_str());
+    return e.what();
+  }
+  std::remove(path.c_str());
+  return "";
+}
+
+}  // namespace
+
+// Mixtral 8x7B (h 4096, 32 layers, 32 heads of 128, 8 KV heads, 8 experts of width 14336, top-2,
+// vocab 32000 untied): attention 2 x 4096 x 4096 + 2 x 4096 x 1024 = 41.9M, one expert
+// 3 x 4096 x 14336 = 176.2M, router 8 x 4096, norms 2 x 4096 per layer; embeddings 2 x 32000 x
+// 4096 = 262M: 46.70B in all, 12.88B with 2 of the 8 experts. Mistral AI: 46.7B and 12.9B.
+// DeepSeek-V3 (MLA as GQA, see its file's header): 675B against DeepSeek's 671B (+0.6%).
+// Tolerance: 0.5% for Mixtral (the published figures have 3 digits), 1% for DeepSeek-V3 (the
+// stated approximation).
+TEST_CASE("MoE model files match their published parameter counts", "[analytic]") {
+  const TransformerConfig mix = load_model_config("mixtral-8x7b").transformer();
+  CHECK(mix.is_moe());
+  CHECK(mix.moe_layer_count() == 32);
+  CHECK(double(mix.parameter_count()) == Approx(46.7e9).epsilon(0.005));
+  const double active = double(mix.parameter_count()) - double(mix.moe_layer_count()) *
+                                                            (mix.experts - mix.top_k) *
+                                                            double(mix.expert_parameter_count());
+  CHECK(active == Approx(12.9e9).epsilon(0.005));
+  const TransformerConfig ds = load_model_config("deepseek-v3").transformer();
+  CHECK(ds.moe_layer_count() == 58);
+  CHECK(!ds.moe_layer(2));
+  CHECK(ds.moe_layer(3));
+  CHECK(double(ds.parameter_count()) == Approx(671e9).epsilon(0.01));
+  // A dense model's count is what it was: experts = 0 leaves every layer dense.
+  const TransformerConfig gpt = load_model_config("gpt3-175b").transformer();
+  CHECK(gpt.moe_layer_count() == 0);
+  CHECK(double(gpt.parameter_count()) == Approx(175e9).epsilon(0.01));
+}
+
+// Per rank, T = 1 x 1024 tokens, s/tp = 512 with SP; each routed to k = 2 experts of h = 1024 bf16
+// values: the all-to-all's send buffer is 512 x 2 x 1024 x 2 B = 2,097,152 B, (ep-1)/ep = 3/4 of it
+// leaving the GPU. After the all-to-all and the TP all-gather, each of the E/ep = 2 local experts
+// takes ep x T x k / E = 4 x 1024 x 2 / 8 = 1024 tokens: its grouped FC1 is 1024 x (2 x 2048/2)
+// x 1024 over a batch of 2. Each MoE layer runs 2 all-to-alls forward (dispatch, combine) and 2
+// backward; their time is the EP groups' all-to-all on the node's fabric: default placement
+// (tp, pp, ep, dp) puts (t, e) on GPU t + 2e, so the groups are {0,2,4,6} and {1,3,5,7}.
+TEST_CASE("all-to-all size, tokens per expert and EP calls per layer", "[analytic]") {
+  const TransformerConfig m = small_moe();
+  const ParallelOptions o = small_options();
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  CollectiveTimes coll(sys);
+  const StageGraphs sg = build_stage(m, o, 0, sys.node.gpu, coll, TimingMode::kFast);
+  CHECK(sg.a2a_bytes == 2097152.0);
+  CHECK(sg.a2a_bytes * (o.ep - 1) / o.ep == 1572864.0);
+  CHECK(sg.tokens_per_expert == 1024.0);
+  const OpNode* fc1 = find_op(sg.forward, "layer0.moe.expert.fc1");
+  REQUIRE(fc1 != nullptr);
+  CHECK(fc1->op.i("m") == 1024);
+  CHECK(fc1->op.i("n") == 2048);
+  CHECK(fc1->op.i("k") == 1024);
+  CHECK(fc1->op.i("batch") == 2);
+  CHECK(sg.ep_collectives_fwd == 2 * 4);
+  CHECK(sg.ep_collectives_bwd == 2 * 4);
+  CollectiveTimes fresh(sys);
+  const double a2a =
+      fresh.concurrent_time(models::CollOp::kAllToAll, 2097152.0, {{0, 2, 4, 6}, {1, 3, 5, 7}});
+  CHECK(a2a > 0);
+  CHECK(sg.ep_fwd_s == Approx(8 * a2a).epsilon(1e-12));
+  CHECK(sg.ep_bwd_s == Approx(8 * a2a).epsilon(1e-12));
+  // Capacity factor 1.25 (padded): both the all-to-all and the expert GEMMs grow by 1.25.
+  ParallelOptions c = o;
+  c.capacity_factor = 1.25;
+  const StageGraphs sc = build_stage(m, c, 0, sys.node.gpu, coll, TimingMode::kFast);
+  CHECK(sc.a2a_bytes == 1.25 * 2097152.0);
+  CHECK(sc.tokens_per_expert == 1280.0);
+}
+
+// Rank placement: the default order (tp, pp, ep, dp) is the one before EP existed,
+// t + tp (stage + pp d); Megatron-Core's (tp, ep, dp, pp) puts an EP group on consecutive GPUs.
+TEST_CASE("rank placement orders", "[unit]") {
+  ParallelOptions o;
+  o.tp = 2, o.pp = 2, o.dp = 8, o.ep = 4;
+  for (int t = 0; t < o.tp; ++t)
+    for (int s = 0; s < o.pp; ++s)
+      for (int d = 0; d < o.dp; ++d) CHECK(place_rank(o, t, s, d) == t + o.tp * (s + o.pp * d));
+  o.placement = {"tp", "ep", "dp", "pp"};
+  // (t, e, j, s) -> t + 2 (e + 4 (j + 2 s)): EP ranks of t = 0, j = 0, s = 0 are 0, 2, 4, 6.
+  CHECK(place_rank(o, 0, 0, 1) == 2);
+  CHECK(place_rank(o, 1, 0, 3) == 7);
+  CHECK(place_rank(o, 0, 0, 4) == 8);   // d = 4: e = 0, j = 1
+  CHECK(place_rank(o, 0, 1, 0) == 16);  // the next stage after tp x dp = 16 GPUs
+}
+
+// EP all-to-alls inside a node ride NVLink; spread over nodes they cross the NICs (on the H100
+// cluster 8 x 50 GB/s per node against 450 GB/s NVLink per GPU): the same all-to-all is slower.
+TEST_CASE("EP inside a node is faster than EP across nodes", "[property]") {
+  TransformerConfig m = small_moe();
+  ParallelOptions o;
+  o.system = "dgx-h100-cluster-128";
+  o.gpus = 64;
+  o.tp = 1, o.pp = 1, o.dp = 64, o.ep = 8;
+  o.micro_batch = 1, o.global_batch = 64, o.seq = 1024;
+  const hw::SystemSpec sys = hw::find_system("dgx-h100-cluster-128");
+  CollectiveTimes coll(sys);
+  // Default placement: EP rank e is DP rank e, GPU e: one node.
+  const StageGraphs inside = build_stage(m, o, 0, sys.node.gpu, coll, TimingMode::kFast);
+  o.placement = {"tp", "pp", "dp", "ep"};  // EP outermost: GPU j + 8e, one per node
+  const StageGraphs across = build_stage(m, o, 0, sys.node.gpu, coll, TimingMode::kFast);
+  CHECK(inside.a2a_bytes == across.a2a_bytes);
+  CHECK(inside.ep_fwd_s < across.ep_fwd_s);
+  CHECK(inside.fwd_exec.step_time_s < across.fwd_exec.step_time_s);
+}
+
+// Expert memory per GPU: the stage's MoE layers x experts / ep x one expert / tp. Small model,
+// tp 2, ep 4: 4 layers x 2 experts x 3 x 1024 x 2048 / 2 = 25,165,824 parameters. Optimizer state
+// with ZeRO-1: 12 B of the dense part over dp = 4, of the experts over dp / ep = 1.
+TEST_CASE("expert parameters, memory and gradient groups", "[analytic]") {
+  const TransformerConfig m = small_moe();
+  ParallelOptions o = small_options();
+  o.zero = 1;
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  const ParallelResult r = run_parallel(m, o, sys, TimingMode::kFast);
+  REQUIRE(r.stages.size() == 1);
+  CHECK(r.stages[0].expert_params == 25165824.0);
+  const double P = r.stages[0].params, X = 25165824.0;
+  CHECK(r.memory[0].weights == 2 * P);
+  CHECK(r.memory[0].grads == 4 * P);
+  CHECK(r.memory[0].optimizer == Approx(12 * (P - X) / 4 + 12 * X / 1).epsilon(1e-12));
+  CHECK(r.expert_buckets == 0);  // ep = dp: every expert is on one rank of the DP group
+  // ep 2: 4 experts per GPU (twice the parameters), their gradients reduced over dp / ep = 2.
+  o.ep = 2;
+  const ParallelResult r2 = run_parallel(m, o, sys, TimingMode::kFast);
+  CHECK(r2.stages[0].expert_params == 2 * X);
+  CHECK(r2.expert_buckets >= 1);
+  CHECK(r2.memory[0].optimizer ==
+        Approx(12 * (r2.stages[0].params - 2 * X) / 4 + 12 * 2 * X / 2).epsilon(1e-12));
+}
+
+// The all-to-alls run on the compute stream between the kernels that produce and consume their
+// tokens: removing them (ep_comm*0) takes their whole time off a GPU-bound step (micro-batch 8:
+// 8192 tokens, so kernels, not launches, bound it), as Amdahl says. DP (ep = dp) has no expert
+// buckets, and its dense buckets' exposed tail is the last one's either way (they keep up).
+TEST_CASE("ep_comm what-if re-simulates without the all-to-alls", "[unit]") {
+  const TransformerConfig m = small_moe();
+  ParallelOptions o = small_options();
+  o.micro_batch = 8, o.global_batch = 32;
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  const ParallelResult base = run_parallel(m, o, sys, TimingMode::kFast);
+  const double ep = base.critical_s.at("ep_comm");
+  CHECK(ep > 0);
+  const ParallelWhatIfResult w =
+      run_parallel_what_if(m, o, sys, TimingMode::kFast, base, parse_parallel_what_if("ep_comm*0"));
+  // Each removed call also takes its launch off the path (the executor's ~1 us per kernel on
+  // the host): allowed 1.1 us per call.
+  const int calls = base.stages[0].ep_collectives_fwd + base.stages[0].ep_collectives_bwd;
+  CHECK(w.step_s == Approx(base.step_s - ep).margin(1.1e-6 * calls));
+  CHECK(w.step_s < base.step_s - ep);
+  CHECK(w.amdahl_s == Approx(base.step_s - ep).epsilon(1e-9));
+}
+
+TEST_CASE("bad MoE parallel blocks and model files are reported with file:line:col", "[config]") {
+  const std::string head = "study:\n  model: mixtral-8x7b\n  parallel:\n    system: dgx-h100\n";
+  std::string e = study_error(head + "    dp: 8\n    ep: 3\n");
+  CHECK(e.find("test_moe_bad.yaml:6:9: study.parallel.ep: ep 3 does not divide dp 8") !=
+        std::string::npos);
+  e = study_error(head + "    dp: 1\n    tp: 2\n    pp: 4\n");
+  CHECK(e.find("needs sequence_parallel: true") != std::string::npos);
+  e = study_error(head + "    tp: 1\n    dp: 8\n    ep: 8\n    placement: [tp, pp, dp]\n");
+  CHECK(e.find(":8:16: study.parallel.placement: expected an order of tp, pp, ep and dp") !=
+        std::string::npos);
+  e = study_error(
+      "study:\n  model: gpt3-175b\n  parallel:\n    system: dgx-h100\n    tp: 8\n    ep: 2\n");
+  CHECK(e.find(":6:9: study.parallel.ep: ep 2 needs a mixture-of-experts model") !=
+        std::string::npos);
+  e = study_error(head + "    tp: 1\n    pp: 1\n    dp: 8\n    ep: 8\n");
+  CHECK(e.empty());
+  // 8 experts: ep 16 does not divide them (dgx-h100-cluster-128, 16 GPUs).
+  e = study_error(
+      "study:\n  model: mixtral-8x7b\n  parallel:\n    system: dgx-h100-cluster-128\n"
+      "    gpus: 16\n    dp: 16\n    ep: 16\n");
+  CHECK(e.find(":7:9: study.parallel.ep: ep 16 does not divide the model's 8 experts") !=
+        std::string::npos);
+  const std::string model =
+      "model:\n  name: x\n  source: test\n  layers: 2\n  d_model: 64\n  heads: 4\n  ffn: 256\n"
+      "  vocab: 100\n  max_positions: 64\n";
+  e = model_error(model + "  experts: 4\n  top_k: 5\n");
+  CHECK(e.find(":11:10: model.top_k: top_k 5 is more than the 4 experts") != std::string::npos);
+  e = model_error(model + "  top_k: 2\n");
+  CHECK(e.find(":10:10: model.top_k: needs experts:") != std::string::npos);
+}
