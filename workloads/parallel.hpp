@@ -73,12 +73,16 @@ struct ParallelOptions {
   /// Expert parallelism (Megatron-Core): the experts of each MoE layer sharded over ep ranks of
   /// the data-parallel group (ep divides dp); expert gradients reduced over dp / ep.
   int ep = 1;
+  /// Context parallelism (Megatron-Core / Transformer Engine ring attention): the sequence split
+  /// over cp ranks, 2 chunks each for causal load balance; KV blocks passed around the ring.
+  int cp = 1;
   /// MoE tokens per expert padded to capacity_factor x the balanced share (Megatron's
   /// --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); 0: dropless with
   /// balanced routing (every expert gets the balanced share).
   double capacity_factor = 0;
-  /// Rank placement, innermost dimension first, of tp, ep, dp (the data-parallel ranks outside
-  /// an EP group) and pp. Empty: {tp, pp, ep, dp} (TP inside a node, then PP, then DP).
+  /// Rank placement, innermost dimension first, of tp, cp, ep, dp (the data-parallel ranks
+  /// outside an EP group) and pp (cp, if left out, right after tp). Empty: {tp, cp, pp, ep, dp}
+  /// (TP inside a node, then CP, then PP, then DP).
   std::vector<std::string> placement;
   bool sequence_parallel = false;
   long long micro_batch = 1;
@@ -91,8 +95,10 @@ struct ParallelOptions {
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
   /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
-  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1, ep_comm_scale = 1;
+  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1, ep_comm_scale = 1,
+         cp_comm_scale = 1;
   long long micro_batches() const { return global_batch / (micro_batch * dp); }
+  int gpus_used() const { return tp * cp * pp * dp; }
 };
 
 /// Time of collectives on a system, memoized by (op, bytes, group shape relative to its node).
@@ -119,10 +125,10 @@ class CollectiveTimes {
   long long simulated_ = 0;
 };
 
-/// Fabric GPU of (tp rank, pipeline stage, dp rank) by `o.placement` (default: TP inside a node,
-/// then PP, then DP). The dp rank d is (EP rank d % ep, outer DP rank d / ep).
-int place_rank(const ParallelOptions& o, int t, int stage, int d);
-/// The placement dimensions, innermost first ({tp, pp, ep, dp} when `o.placement` is empty).
+/// Fabric GPU of (tp rank, pipeline stage, dp rank, cp rank) by `o.placement` (default: TP inside
+/// a node, then CP, then PP, then DP). The dp rank d is (EP rank d % ep, outer DP rank d / ep).
+int place_rank(const ParallelOptions& o, int t, int stage, int d, int c = 0);
+/// The placement dimensions, innermost first ({tp, cp, pp, ep, dp} by default).
 std::vector<std::string> placement_order(const ParallelOptions& o);
 
 /// One rank's work of one micro-batch on one stage.
@@ -136,6 +142,9 @@ struct StageGraphs {
   double ep_fwd_s = 0, ep_bwd_s = 0;  ///< EP all-to-alls in each
   int ep_collectives_fwd = 0, ep_collectives_bwd = 0;
   double a2a_bytes = 0;  ///< one all-to-all's size per rank (nccl-tests' size: the send buffer)
+  double cp_fwd_s = 0, cp_bwd_s = 0;  ///< CP ring transfers in each (overlapped or not)
+  int cp_transfers_fwd = 0, cp_transfers_bwd = 0;
+  double cp_block_bytes = 0;     ///< one forward ring step's K and V block per rank
   double tokens_per_expert = 0;  ///< tokens each local expert's GEMMs take per micro-batch
   double params = 0;             ///< parameters this rank holds (expert_params included)
   double expert_params = 0;      ///< of which routed experts' (reduced over dp / ep)

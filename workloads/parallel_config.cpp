@@ -18,14 +18,18 @@ const std::vector<ParallelKey>& parallel_keys() {
       {"tp", "1", "tensor-parallel size (inside a node); divides heads and FFN"},
       {"pp", "1", "pipeline stages (across nodes); divides the layers"},
       {"dp", "1", "data-parallel replicas"},
+      {"cp", "1",
+       "context-parallel size: each sequence split over cp ranks (2 balanced chunks each), K/V "
+       "blocks passed around a ring beside attention; seq divisible by 2 x cp"},
       {"ep", "1",
        "expert-parallel size (MoE models): each MoE layer's experts sharded over ep ranks of the "
        "DP group; divides dp and the experts; expert gradients reduced over dp / ep"},
       {"capacity_factor", "0 (dropless)",
        "MoE: tokens per expert padded to this x the balanced share (all-to-all and expert GEMMs)"},
-      {"placement", "[tp, pp, ep, dp]",
-       "rank placement, innermost first: an order of tp, pp, ep, dp (dp: the DP ranks outside an "
-       "EP group), e.g. [tp, ep, dp, pp] as Megatron-Core orders them"},
+      {"placement", "[tp, cp, pp, ep, dp]",
+       "rank placement, innermost first: an order of tp, cp, pp, ep, dp (dp: the DP ranks outside "
+       "an EP group; cp, if left out, right after tp), e.g. [tp, cp, ep, dp, pp] as Megatron-Core "
+       "orders them"},
       {"sequence_parallel", "false", "Megatron sequence parallelism (all-gather/reduce-scatter)"},
       {"micro_batch", "1", "sequences per micro-batch"},
       {"global_batch", "micro_batch x dp", "sequences per step; divisible by micro_batch x dp"},
@@ -50,15 +54,17 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   o.pp = static_cast<int>(std::max(1LL, p.integer("pp", 1, 1, 1 << 16)));
   o.dp = static_cast<int>(std::max(1LL, p.integer("dp", 1, 1, 1 << 24)));
   o.ep = static_cast<int>(std::max(1LL, p.integer("ep", 1, 1, 1 << 24)));
+  o.cp = static_cast<int>(std::max(1LL, p.integer("cp", 1, 1, 1 << 16)));
   o.capacity_factor = p.quantity("capacity_factor", hw::Dimension::kCount, 0.0, 0.0, 1024.0);
   if (p.has("placement")) {
     o.placement = p.text_list("placement");
     std::vector<std::string> seen = o.placement;
     std::sort(seen.begin(), seen.end());
-    const std::vector<std::string> want = {"dp", "ep", "pp", "tp"};
+    std::vector<std::string> want = {"dp", "ep", "pp", "tp"};
+    if (std::find(seen.begin(), seen.end(), "cp") != seen.end()) want.insert(want.begin(), "cp");
     if (seen != want)
       sink.add(*p.child("placement", false), p.key_path("placement"),
-               fmt::format("expected an order of tp, pp, ep and dp, each once (got [{}])",
+               fmt::format("expected an order of tp, pp, ep and dp (and cp), each once (got [{}])",
                            fmt::join(o.placement, ", ")));
     if (seen != want) o.placement.clear();
   }
@@ -110,12 +116,15 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
       sink.add(node("system"), p.key_path("system"), e.what());
     }
   }
-  const long long used = static_cast<long long>(o.tp) * o.pp * o.dp;
+  const long long used = static_cast<long long>(o.tp) * o.pp * o.dp * o.cp;
   if (o.gpus > 0 && used != o.gpus)
-    sink.add(node(p.has("dp") ? "dp" : "tp"), p.key_path(p.has("dp") ? "dp" : "tp"),
-             fmt::format("tp x pp x dp = {} x {} x {} = {} GPUs, but {} GPUs are used{}", o.tp,
-                         o.pp, o.dp, used, o.gpus,
-                         p.has("gpus") ? "" : " (the whole system; set gpus: to use fewer)"));
+    sink.add(
+        node(p.has("dp") ? "dp" : "tp"), p.key_path(p.has("dp") ? "dp" : "tp"),
+        fmt::format(
+            "{} = {} GPUs, but {} GPUs are used{}",
+            o.cp > 1 ? fmt::format("tp x cp x pp x dp = {} x {} x {} x {}", o.tp, o.cp, o.pp, o.dp)
+                     : fmt::format("tp x pp x dp = {} x {} x {}", o.tp, o.pp, o.dp),
+            used, o.gpus, p.has("gpus") ? "" : " (the whole system; set gpus: to use fewer)"));
   if (o.schedule == PipeSchedule::kInterleaved) {
     if (o.virtual_stages < 2)
       sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
@@ -179,7 +188,16 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
         sink.add(node("sequence_parallel"), p.key_path("sequence_parallel"),
                  "a mixture-of-experts model with tp > 1 needs sequence_parallel: true (as "
                  "Megatron-LM requires)");
-      if (o.sequence_parallel && o.seq % o.tp != 0)
+      if (o.cp > 1 && o.seq % (2 * o.cp) != 0)
+        sink.add(node("seq"), p.key_path("seq"),
+                 fmt::format("seq {} is not divisible by 2 x cp = {} (context parallelism splits "
+                             "each sequence into 2 x cp chunks)",
+                             o.seq, 2 * o.cp));
+      else if (o.sequence_parallel && (o.seq / o.cp) % o.tp != 0)
+        sink.add(node("seq"), p.key_path("seq"),
+                 fmt::format("seq / cp = {} is not divisible by tp {} (sequence parallelism)",
+                             o.seq / o.cp, o.tp));
+      if (o.cp == 1 && o.sequence_parallel && o.seq % o.tp != 0)
         sink.add(
             node("seq"), p.key_path("seq"),
             fmt::format("seq {} is not divisible by tp {} (sequence parallelism)", o.seq, o.tp));

@@ -39,8 +39,21 @@ double parallel_layer_activation_bytes(const TransformerConfig& m, long long mic
 //   h/t           the dropout mask of the residual
 // and the shared experts as a dense MLP of width F = shared_experts x shared_expert_ffn:
 //   2h/t + 2gF/t + 2F/t. Recompute full keeps the layer's input only (2h/t).
+// With CP each rank keeps Korthikanti's bytes for its s/cp tokens, except the attention scores
+// (5as^2b/t for s x s): its s/cp queries meet all s keys over the ring, 5a(s/cp)sb/t, cp times
+// the formula's term at s/cp.
+double cp_layer_activation_bytes(const TransformerConfig& m, const ParallelOptions& o) {
+  const long long sl = o.seq / std::max(1, o.cp);
+  const double bytes =
+      parallel_layer_activation_bytes(m, o.micro_batch, sl, o.tp, o.sequence_parallel, o.recompute);
+  if (o.cp <= 1 || o.recompute != Recompute::kNone) return bytes;
+  const double scores = 5.0 * m.heads * double(sl) * double(sl) * o.micro_batch / o.tp;
+  return bytes + (o.cp - 1) * scores;
+}
+
 double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOptions& o) {
-  const double s = double(o.seq), b = double(o.micro_batch), h = double(m.d_model);
+  const double s = double(o.seq) / std::max(1, o.cp), b = double(o.micro_batch);
+  const double h = double(m.d_model);
   const double t = o.sequence_parallel && o.tp > 1 ? double(o.tp) : 1.0;
   const double tp = double(o.tp);
   if (o.recompute == Recompute::kFull) return 2 * s * b * h / t;
@@ -51,8 +64,7 @@ double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOpti
   per_token += (2 * g * f + 2 * f) * k * c / tp + h / t;
   if (F > 0) per_token += 2 * h / t + (2 * g * F + 2 * F) / tp;
   // Attention's share of Korthikanti's formula (the layer's total less its 19 sbh MLP term).
-  const double dense = parallel_layer_activation_bytes(m, o.micro_batch, o.seq, o.tp,
-                                                       o.sequence_parallel, o.recompute);
+  const double dense = cp_layer_activation_bytes(m, o);
   const double mlp = 19 * s * b * h / t;
   return dense - mlp + s * b * per_token;
 }
@@ -66,8 +78,9 @@ StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, i
   mem.weights = 2 * stage_params;
   mem.grads = 4 * stage_params;
   const double dense = stage_params - expert_params;
-  const int edp = std::max(1, o.dp / std::max(1, o.ep));
-  mem.optimizer = o.zero >= 1 ? 12 * dense / o.dp + 12 * expert_params / edp : 12 * stage_params;
+  const int ddp = o.dp * o.cp;  // with CP, the optimizer is sharded over DP x CP
+  const int edp = std::max(1, ddp / std::max(1, o.ep));
+  mem.optimizer = o.zero >= 1 ? 12 * dense / ddp + 12 * expert_params / edp : 12 * stage_params;
   const long long micro = o.micro_batches();
   // 1F1B: stage s holds p - s micro-batches in flight at most (its warm-up forwards plus the one in
   // 1F1B); GPipe keeps all of them until the backwards start. Interleaved with v chunks: device s
@@ -98,8 +111,7 @@ StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, i
       moe_share = double(m.moe_layer_count()) / m.layers;
     }
   }
-  const double dense_bytes = parallel_layer_activation_bytes(m, o.micro_batch, o.seq, o.tp,
-                                                             o.sequence_parallel, o.recompute);
+  const double dense_bytes = cp_layer_activation_bytes(m, o);
   const double moe_bytes = m.is_moe() ? moe_layer_activation_bytes(m, o) : 0;
   mem.activations =
       ((1 - moe_share) * dense_bytes + moe_share * moe_bytes) * layers * double(units);

@@ -17,12 +17,13 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string parallel_report_text(const ParallelResult& r, const std::string& model_name) {
   const ParallelOptions& o = r.options;
-  const int gpus = o.tp * o.pp * o.dp;
+  const int gpus = o.gpus_used();
   std::string s;
   s += fmt::format(
-      "{} on {} ({} GPUs of {}): TP {} x PP {} x DP {}{}{}, micro-batch {}, global batch {} "
+      "{} on {} ({} GPUs of {}): TP {}{} x PP {} x DP {}{}{}, micro-batch {}, global batch {} "
       "({} micro-batches per pipeline), seq {}, {}{}, recompute {}{}\n",
-      model_name, r.system.name, gpus, r.system.total_gpus(), o.tp, o.pp, o.dp,
+      model_name, r.system.name, gpus, r.system.total_gpus(), o.tp,
+      o.cp > 1 ? fmt::format(" x CP {}", o.cp) : "", o.pp, o.dp,
       o.ep > 1 ? fmt::format(" (EP {} inside DP)", o.ep) : "", o.sequence_parallel ? " + SP" : "",
       o.micro_batch, o.global_batch, o.micro_batches(), o.seq, schedule_name(o.schedule),
       o.schedule == PipeSchedule::kInterleaved ? fmt::format(" x {} chunks", o.virtual_stages) : "",
@@ -31,6 +32,14 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
   if (!o.placement.empty())
     s += fmt::format("placement (innermost first): {}\n", fmt::join(o.placement, ", "));
+  if (o.cp > 1) {
+    const StageGraphs& g = r.stages.back();
+    s += fmt::format(
+        "CP: ring attention over {} ranks, K/V block {} per step; ring transfers on the last "
+        "stage {} / {} (fwd/bwd, {} / {}), overlapped with the attention blocks\n",
+        o.cp, fmt::format("{:.2f} MB", g.cp_block_bytes / 1e6), ftime(g.cp_fwd_s),
+        ftime(g.cp_bwd_s), g.cp_transfers_fwd, g.cp_transfers_bwd);
+  }
   bool moe = false;
   for (const StageGraphs& g : r.stages)
     moe = moe || g.ep_collectives_fwd > 0 || g.expert_params > 0;
@@ -121,6 +130,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                    {"pp", o.pp},
                    {"dp", o.dp},
                    {"ep", o.ep},
+                   {"cp", o.cp},
                    {"capacity_factor", o.capacity_factor},
                    {"placement", placement_order(o)},
                    {"sequence_parallel", o.sequence_parallel},
@@ -162,6 +172,8 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                   {"ep_comm_forward_s", g.ep_fwd_s},
                   {"ep_comm_backward_s", g.ep_bwd_s},
                   {"all_to_all_bytes", g.a2a_bytes},
+                  {"cp_comm_forward_s", g.cp_fwd_s},
+                  {"cp_comm_backward_s", g.cp_bwd_s},
                   {"tokens_per_expert", g.tokens_per_expert},
                   {"params", g.params},
                   {"expert_params", g.expert_params}});

@@ -209,12 +209,13 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   // Activations (and their gradients) cross stages as one b x s x h bf16 tensor (s/tp of it per
   // rank with sequence parallelism), between the same TP rank of adjacent stages.
   if (nvs > 1) {
-    const double bytes =
-        2.0 * o.micro_batch * o.seq * m.d_model / (o.sequence_parallel && o.tp > 1 ? o.tp : 1);
-    // Every TP rank of a stage sends its share at once: one transfer per TP rank, together.
+    const double bytes = 2.0 * o.micro_batch * o.seq * m.d_model /
+                         (o.sequence_parallel && o.tp > 1 ? o.tp : 1) / o.cp;
+    // Every TP (and CP) rank of a stage sends its share at once: one transfer each, together.
     std::vector<std::vector<int>> pairs;
-    for (int t = 0; t < o.tp; ++t)
-      pairs.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
+    for (int c = 0; c < o.cp; ++c)
+      for (int t = 0; t < o.tp; ++t)
+        pairs.push_back({place_rank(o, t, 0, 0, c), place_rank(o, t, 1, 0, c)});
     r.p2p_s = o.pp_comm_scale * coll.concurrent_time(models::CollOp::kSendRecv, bytes, pairs);
   }
   r.pipeline = simulate_pipeline(o.schedule, micro, f, b, r.p2p_s, v);
@@ -238,19 +239,24 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     double comm_end = lb.end_s;
     const double params = dev_params[st];
     const double expert = dev_expert[st], dense = params - expert;
-    const int edp = o.dp / std::max(1, o.ep);  // expert data-parallel size
-    if (o.dp > 1) {
+    // Gradients are reduced over the DP and CP ranks together (Megatron's data-parallel group
+    // with context parallelism); a routed expert's over those holding the same experts.
+    const int ddp = o.dp * o.cp;
+    const int edp = ddp / std::max(1, o.ep);  // expert data-parallel size
+    if (ddp > 1) {
       // The stage's tp DP groups (one per TP rank) reduce the same buckets at the same time, on
       // one fabric. Expert gradients (MoE) go to their own buckets, reduced over the dp / ep
       // ranks holding the same experts (every such group of the stage at once).
       std::vector<std::vector<int>> groups(o.tp), egroups;
       for (int t = 0; t < o.tp; ++t)
-        for (int d = 0; d < o.dp; ++d) groups[t].push_back(place_rank(o, t, st, d));
+        for (int d = 0; d < o.dp; ++d)
+          for (int c = 0; c < o.cp; ++c) groups[t].push_back(place_rank(o, t, st, d, c));
       for (int t = 0; t < o.tp; ++t)
         for (int e = 0; e < o.ep && edp > 1; ++e) {
           egroups.emplace_back();
-          for (int j = 0; j < edp; ++j)
-            egroups.back().push_back(place_rank(o, t, st, e + o.ep * j));
+          for (int j = 0; j < o.dp / o.ep; ++j)
+            for (int c = 0; c < o.cp; ++c)
+              egroups.back().push_back(place_rank(o, t, st, e + o.ep * j, c));
         }
       const double bucket = o.bucket_mb * 1e6;
       struct Bucket {
@@ -296,7 +302,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     dp_tail[st] = std::max(0.0, comm_end - std::max(t, r.pipeline[last_op[st]].end_s));
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);
     opt[st] =
-        optimizer_time(gpu, o.zero >= 1 ? dense / o.dp + expert / std::max(1, edp) : params, mode);
+        optimizer_time(gpu, o.zero >= 1 ? dense / ddp + expert / std::max(1, edp) : params, mode);
     finish[st] = t + opt[st] + gather[st];
     r.stage_events[st].push_back({"optimizer", 0, t, t + opt[st]});
     if (gather[st] > 0)
@@ -350,7 +356,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   if (o.recompute == Recompute::kSelective)  // QK^T and AV re-run: 4 s x q width per token, layer
     extra = tokens * m.layers * 4.0 * o.seq * m.heads * m.head_dim;
   r.hardware_flops = r.model_flops + extra;
-  const int gpus = o.tp * o.pp * o.dp;
+  const int gpus = o.gpus_used();
   const double peak = gpu.matmul_peak(hw::Precision::kBf16) * gpus;
   r.mfu = r.model_flops / r.step_s / peak;
   r.hfu = r.hardware_flops / r.step_s / peak;

@@ -105,13 +105,18 @@ std::pair<double, int> CollectiveTimes::lookup(models::CollOp op, double bytes,
 }
 
 std::vector<std::string> placement_order(const ParallelOptions& o) {
-  if (!o.placement.empty()) return o.placement;
-  return {"tp", "pp", "ep", "dp"};
+  if (o.placement.empty()) return {"tp", "cp", "pp", "ep", "dp"};
+  std::vector<std::string> order = o.placement;
+  if (std::find(order.begin(), order.end(), "cp") == order.end()) {
+    auto tp = std::find(order.begin(), order.end(), "tp");
+    order.insert(tp == order.end() ? order.begin() : tp + 1, "cp");
+  }
+  return order;
 }
 
 // Mixed radix over the placement order: rank = sum of coordinate x the sizes of the dimensions
 // inside it. The default order gives t + tp (stage + pp d), the order before EP existed.
-int place_rank(const ParallelOptions& o, int t, int stage, int d) {
+int place_rank(const ParallelOptions& o, int t, int stage, int d, int c) {
   const int ep = std::max(1, o.ep);
   int rank = 0, stride = 1;
   for (const std::string& dim : placement_order(o)) {
@@ -122,6 +127,8 @@ int place_rank(const ParallelOptions& o, int t, int stage, int d) {
       coord = stage, size = o.pp;
     else if (dim == "ep")
       coord = d % ep, size = ep;
+    else if (dim == "cp")
+      coord = c, size = o.cp;
     else
       coord = d / ep, size = std::max(1, o.dp / ep);
     rank += coord * stride;
@@ -151,13 +158,26 @@ std::vector<int> tp_group(const ParallelOptions& o, int stage) {
 // run their all-to-alls at once on one fabric.
 std::vector<std::vector<int>> ep_groups(const ParallelOptions& o, int stage) {
   std::vector<std::vector<int>> groups;
-  for (int j = 0; j < o.dp / o.ep; ++j)
+  for (int c = 0; c < o.cp; ++c)
+    for (int j = 0; j < o.dp / o.ep; ++j)
+      for (int t = 0; t < o.tp; ++t) {
+        std::vector<int> g;
+        for (int e = 0; e < o.ep; ++e) g.push_back(place_rank(o, t, stage, e + o.ep * j, c));
+        groups.push_back(std::move(g));
+      }
+  return groups;
+}
+
+// Every CP ring of a stage (one per TP and DP rank), each its cp ranks in ring order.
+std::vector<std::vector<int>> cp_rings(const ParallelOptions& o, int stage) {
+  std::vector<std::vector<int>> rings;
+  for (int d = 0; d < o.dp; ++d)
     for (int t = 0; t < o.tp; ++t) {
       std::vector<int> g;
-      for (int e = 0; e < o.ep; ++e) g.push_back(place_rank(o, t, stage, e + o.ep * j));
-      groups.push_back(std::move(g));
+      for (int c = 0; c < o.cp; ++c) g.push_back(place_rank(o, t, stage, d, c));
+      rings.push_back(std::move(g));
     }
-  return groups;
+  return rings;
 }
 
 class StageBuilder {
@@ -165,12 +185,16 @@ class StageBuilder {
   StageBuilder(Graph& g, const TransformerConfig& m, const ParallelOptions& o, int stage,
                CollectiveTimes& coll, const hw::GpuSpec& gpu, TimingMode mode)
       : e_(g), m_(m), o_(o), coll_(coll), group_(tp_group(o, stage)), gpu_(gpu), mode_(mode) {
-    d_.b = o.micro_batch, d_.s = o.seq, d_.T = d_.b * d_.s, d_.h = m.d_model, d_.ffn = m.ffn;
+    // With CP each rank holds s / cp of every sequence (its two balanced chunks): the layer's
+    // GEMMs run on those tokens, and attention on blocks of s / cp queries by s / cp keys.
+    d_.b = o.micro_batch, d_.s = o.seq / std::max(1, o.cp), d_.T = d_.b * d_.s, d_.h = m.d_model,
+    d_.ffn = m.ffn;
     d_.V = m.vocab, d_.a = m.heads, d_.t = o.tp, d_.hd = m.head_dim,
     d_.sp = o.sequence_parallel && o.tp > 1;
     d_.q = static_cast<long long>(m.heads) * m.head_dim;
     d_.kv = static_cast<long long>(m.kv_heads) * m.head_dim;
     if (m.is_moe() && o.ep > 1) ep_groups_ = ep_groups(o, stage);
+    if (o.cp > 1) cp_rings_ = cp_rings(o, stage);
   }
   Emitter& e() { return e_; }
   const Dims& d() const { return d_; }
@@ -178,6 +202,8 @@ class StageBuilder {
   double comm_s = 0;
   int ep_collectives = 0;
   double ep_comm_s = 0;
+  int cp_transfers = 0;
+  double cp_comm_s = 0, cp_block_bytes = 0;
   double a2a_bytes = 0, tokens_per_expert = 0;
 
   // A TP collective over the stage's group: bytes is nccl-tests' size (all-reduce and the
@@ -286,6 +312,62 @@ class StageBuilder {
     const double S = double(bh) * d_.s * d_.s;
     e_.pass("attn.dropout", C::kAttention, 2.0 * S, 3.0 * S, S);
   }
+  // ---- Context parallelism: ring attention (Transformer Engine's p2p CP, as Megatron-Core runs
+  // it). Each rank keeps its queries and passes K and V blocks around the cp ring: at step i it
+  // computes attention on block i while block i+1 arrives (a send/recv on the communication
+  // stream, every ring of the stage at once on one fabric); cp blocks in all. Megatron's causal
+  // load balancing (each rank holding chunks i and 2cp-1-i) gives every rank the same work, so
+  // one rank stands for all. The blocks are computed whole (s/cp x s/cp scores, as the cp = 1
+  // builder computes the full s x s), and each block after the first rescales the output by the
+  // running softmax statistics (online softmax). Backward passes K, V and their gradients around
+  // the ring (twice the bytes).
+  int cp_send(const std::string& name, double bytes, const std::vector<int>& deps) {
+    const double t =
+        coll_.concurrent_time(models::CollOp::kSendRecv, bytes, cp_rings_) * o_.cp_comm_scale;
+    if (t <= 0) return -1;  // removed by a what-if (cp_comm*0)
+    OpNode n;
+    n.name = "cp." + name;
+    n.kind = NodeKind::kCopy;
+    n.category = C::kCommunication;
+    n.fixed_time_s = t;
+    n.layer = e_.layer;
+    const int saved = e_.stream;
+    e_.stream = 1;
+    const int id = e_.add(std::move(n), deps);
+    e_.stream = saved;
+    ++cp_transfers;
+    cp_comm_s += t;
+    return id;
+  }
+  // Runs `block(i)` for the cp blocks with the ring transfers between them.
+  template <typename F>
+  void ring(const std::string& name, double bytes, F block) {
+    if (cp_rings_.empty()) return block(0);
+    cp_block_bytes = 4.0 * d_.b * d_.s * d_.kv / d_.t;  // K and V, bf16, this rank's heads
+    int arriving = -1;
+    for (int i = 0; i < o_.cp; ++i) {
+      const int last = static_cast<int>(e_.graph().size()) - 1;
+      std::vector<int> deps;
+      if (arriving >= 0)
+        deps.push_back(arriving);
+      else if (last >= 0)
+        deps.push_back(last);
+      const int next = i + 1 < o_.cp ? cp_send(fmt::format("{}{}", name, i), bytes, deps) : -1;
+      wait(arriving);
+      block(i);
+      if (i > 0) {
+        const double O = double(d_.b) * d_.s * d_.q / d_.t;  // the output block, bf16
+        e_.pass("attn.cp_rescale", C::kAttention, 4.0 * O, 2.0 * O, 2.0 * O);
+      }
+      arriving = next;
+    }
+  }
+  void core_attention_fwd() {
+    ring("kv", 4.0 * d_.b * d_.s * d_.kv / d_.t, [&](int) {
+      core_scores();
+      e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
+    });
+  }
   // Q, K and V widths on one TP rank (GQA: kv_heads of head_dim for K and V).
   long long qkv_t() const { return (d_.q + 2 * d_.kv) / d_.t; }
   // A dense MLP of width f (split over TP) on the region's T tokens: FC1 (gate and up fused for
@@ -312,8 +394,7 @@ class StageBuilder {
     layernorm("ln1");
     enter_fwd("attn");
     e_.gemm("attn.qkv", d_.T, qkv_t(), d_.h);
-    core_scores();
-    e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
+    core_attention_fwd();
     e_.gemm("attn.proj", d_.T, d_.h, d_.q / d_.t);
     leave_fwd("attn");
     bias_dropout_add("attn.bda", false);
@@ -438,23 +519,25 @@ class StageBuilder {
     bias_dropout_add("attn.bda", true);
     leave_bwd("attn");
     linear_bwd("attn.proj", d_.q / d_.t, d_.h);
-    if (rc == Recompute::kSelective) {
-      // Megatron-LM checkpoints CoreAttention whole (_checkpointed_attention_forward): QK^T,
-      // softmax, dropout and the product with V are re-run before its backward.
-      const std::string p = e_.prefix;
-      e_.prefix = p + "recompute.";
-      core_scores();
-      e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
-      e_.prefix = p;
-    }
-    // AV backward: dP = dO V^T (s x s over hd), dV = P^T dO (s x hd over s).
-    e_.gemm("attn.av.dP", d_.s, d_.s, d_.hd, bh);
-    e_.gemm("attn.av.dV", d_.s, d_.hd, d_.s, bh);
-    e_.pass("attn.dropout.bwd", C::kAttention, 3.0 * S, 2.0 * S, S);
-    e_.pass("attn.softmax.bwd", C::kAttention, 4.0 * S, 2.0 * S, 3.0 * S);
-    // QK^T backward: dQ = dS K, dK = dS^T Q (s x hd over s each).
-    e_.gemm("attn.qk.dQ", d_.s, d_.hd, d_.s, bh);
-    e_.gemm("attn.qk.dK", d_.s, d_.hd, d_.s, bh);
+    ring("kv_dkv", 8.0 * d_.b * d_.s * d_.kv / d_.t, [&](int) {
+      if (rc == Recompute::kSelective) {
+        // Megatron-LM checkpoints CoreAttention whole (_checkpointed_attention_forward): QK^T,
+        // softmax, dropout and the product with V are re-run before its backward.
+        const std::string p = e_.prefix;
+        e_.prefix = p + "recompute.";
+        core_scores();
+        e_.gemm("attn.av", d_.s, d_.hd, d_.s, d_.b * d_.a / d_.t);
+        e_.prefix = p;
+      }
+      // AV backward: dP = dO V^T (s x s over hd), dV = P^T dO (s x hd over s).
+      e_.gemm("attn.av.dP", d_.s, d_.s, d_.hd, bh);
+      e_.gemm("attn.av.dV", d_.s, d_.hd, d_.s, bh);
+      e_.pass("attn.dropout.bwd", C::kAttention, 3.0 * S, 2.0 * S, S);
+      e_.pass("attn.softmax.bwd", C::kAttention, 4.0 * S, 2.0 * S, 3.0 * S);
+      // QK^T backward: dQ = dS K, dK = dS^T Q (s x hd over s each).
+      e_.gemm("attn.qk.dQ", d_.s, d_.hd, d_.s, bh);
+      e_.gemm("attn.qk.dK", d_.s, d_.hd, d_.s, bh);
+    });
     column_bwd("attn.qkv", "attn", d_.h, qkv_t());
     layernorm_bwd("ln1");
   }
@@ -489,6 +572,7 @@ class StageBuilder {
   CollectiveTimes& coll_;
   std::vector<int> group_;
   std::vector<std::vector<int>> ep_groups_;  // empty: no EP all-to-alls
+  std::vector<std::vector<int>> cp_rings_;   // empty: no CP
   const hw::GpuSpec& gpu_;
   TimingMode mode_;
   std::map<int, hw::GpuSpec> reduced_;  // the GPU less n SMs, by n
@@ -523,6 +607,7 @@ std::map<std::string, double> by_kind(const Graph& g, const CriticalPath& cp) {
     if (cls == "communication" && seg.op >= 0) {
       const std::string& name = g.op(seg.op).name;
       if (name.rfind("ep.", 0) == 0 || name.find(".ep.") != std::string::npos) cls = "ep_comm";
+      if (name.rfind("cp.", 0) == 0 || name.find(".cp.") != std::string::npos) cls = "cp_comm";
     }
     out[cls] += seg.t1_s - seg.t0_s;
   }
@@ -556,6 +641,9 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     sg.ep_collectives_fwd = b.ep_collectives;
     sg.a2a_bytes = b.a2a_bytes;
     sg.tokens_per_expert = b.tokens_per_expert;
+    sg.cp_fwd_s = b.cp_comm_s;
+    sg.cp_transfers_fwd = b.cp_transfers;
+    sg.cp_block_bytes = b.cp_block_bytes;
   }
   {
     StageBuilder b(sg.backward, m, o, stage, coll, gpu, mode);
@@ -573,6 +661,8 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     sg.tp_collectives_bwd = b.collectives;
     sg.ep_bwd_s = b.ep_comm_s;
     sg.ep_collectives_bwd = b.ep_collectives;
+    sg.cp_bwd_s = b.cp_comm_s;
+    sg.cp_transfers_bwd = b.cp_transfers;
   }
   ExecOptions eo;
   eo.mode = mode;

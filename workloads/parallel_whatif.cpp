@@ -11,8 +11,8 @@ namespace ridge::workloads {
 
 namespace {
 constexpr const char* kTargets[] = {
-    "nvlink_bandwidth", "nic_bandwidth", "tensor",  "hbm_bandwidth", "clock", "sm_count",
-    "tp_comm",          "pp_comm",       "dp_comm", "ep_comm",       "bubble"};
+    "nvlink_bandwidth", "nic_bandwidth", "tensor",  "hbm_bandwidth", "clock",   "sm_count",
+    "tp_comm",          "pp_comm",       "dp_comm", "ep_comm",       "cp_comm", "bubble"};
 
 double share(const ParallelResult& r, std::initializer_list<const char*> keys) {
   double s = 0;
@@ -47,7 +47,8 @@ ParallelWhatIf parse_parallel_what_if(const std::string& text) {
     throw std::invalid_argument(fmt::format("what-if '{}': the factor is not a number", text));
   }
   const bool time_factor = w.target == "tp_comm" || w.target == "pp_comm" ||
-                           w.target == "dp_comm" || w.target == "ep_comm" || w.target == "bubble";
+                           w.target == "dp_comm" || w.target == "ep_comm" ||
+                           w.target == "cp_comm" || w.target == "bubble";
   if (time_factor ? w.factor < 0 : w.factor <= 0)
     throw std::invalid_argument(
         fmt::format("what-if '{}': the factor must be {}", text, time_factor ? ">= 0" : "> 0"));
@@ -75,6 +76,10 @@ ParallelWhatIfResult run_parallel_what_if(const TransformerConfig& m, const Para
     s.node.nics.bandwidth *= w.factor;
     r.fraction = ep_in_node ? share(base, {"pp_comm", "dp_comm"})
                             : share(base, {"pp_comm", "dp_comm", "ep_comm"});
+  } else if (w.target == "cp_comm") {
+    time_factor = w.factor;
+    po.cp_comm_scale *= w.factor;
+    r.fraction = share(base, {"cp_comm"});
   } else if (w.target == "ep_comm") {
     time_factor = w.factor;
     po.ep_comm_scale *= w.factor;

@@ -275,3 +275,118 @@ TEST_CASE("bad MoE parallel blocks and model files are reported with file:line:c
   e = model_error(model + "  top_k: 2\n");
   CHECK(e.find(":10:10: model.top_k: needs experts:") != std::string::npos);
 }
+
+// ---- Context parallelism ----
+
+namespace {
+// The small model made dense (4 layers, h 1024, 16 heads of 64), on one DGX H100: CP 4 x DP 2,
+// sequences of 4096 tokens.
+ParallelOptions cp_options() {
+  ParallelOptions o;
+  o.system = "dgx-h100";
+  o.gpus = 8;
+  o.tp = 1, o.pp = 1, o.dp = 2, o.cp = 4;
+  o.micro_batch = 1;
+  o.global_batch = 2;
+  o.seq = 4096;
+  return o;
+}
+TransformerConfig small_dense() {
+  TransformerConfig m = small_moe();
+  m.experts = 0, m.top_k = 0;
+  return m;
+}
+long long count_ops(const Graph& g, const std::string& suffix) {
+  long long n = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const std::string& name = g.op(static_cast<int>(i)).name;
+    n += name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  return n;
+}
+}  // namespace
+
+// Each rank holds s / cp = 1024 tokens; a ring step moves its K and V block: 2 x 1024 tokens x
+// 16 x 64 wide x 2 B = 4,194,304 B (backward: K, V and their gradients, twice that). A layer's
+// attention is cp = 4 blocks of 1024 x 1024 scores (QK^T per block m = n = 1024, k = 64 over 16
+// heads) with cp - 1 = 3 ring transfers in the forward and 3 in the backward; all ranks together
+// compute cp x cp blocks of (s/cp)^2 = the s^2 of the unsplit sequence. The default placement
+// (tp, cp, pp, ep, dp) puts CP rank c of DP rank d on GPU c + 4d: rings {0,1,2,3} and {4,5,6,7}.
+TEST_CASE("ring attention: block size, transfers and work per rank", "[analytic]") {
+  const TransformerConfig m = small_dense();
+  const ParallelOptions o = cp_options();
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  CollectiveTimes coll(sys);
+  const StageGraphs sg = build_stage(m, o, 0, sys.node.gpu, coll, TimingMode::kFast);
+  CHECK(sg.cp_block_bytes == 4194304.0);
+  CHECK(sg.cp_transfers_fwd == 3 * 4);
+  CHECK(sg.cp_transfers_bwd == 3 * 4);
+  CHECK(count_ops(sg.forward, "attn.qk") == 4 * 4);
+  const OpNode* qk = find_op(sg.forward, "layer0.attn.qk");
+  REQUIRE(qk != nullptr);
+  CHECK(qk->op.i("m") == 1024);
+  CHECK(qk->op.i("n") == 1024);
+  CHECK(qk->op.i("batch") == 16);
+  CollectiveTimes fresh(sys);
+  const double fwd =
+      fresh.concurrent_time(models::CollOp::kSendRecv, 4194304.0, {{0, 1, 2, 3}, {4, 5, 6, 7}});
+  const double bwd =
+      fresh.concurrent_time(models::CollOp::kSendRecv, 8388608.0, {{0, 1, 2, 3}, {4, 5, 6, 7}});
+  CHECK(sg.cp_fwd_s == Approx(12 * fwd).epsilon(1e-12));
+  CHECK(sg.cp_bwd_s == Approx(12 * bwd).epsilon(1e-12));
+  // The QKV GEMM runs on the rank's 1024 tokens.
+  const OpNode* qkv = find_op(sg.forward, "layer0.attn.qkv");
+  REQUIRE(qkv != nullptr);
+  CHECK(qkv->op.i("m") == 1024);
+}
+
+// On NVLink a 4 MB block moves in ~10 us, a block's attention (16 heads of 1024 x 1024) takes
+// longer: the ring hides behind it, so no CP transfer is on the critical path and removing them
+// (cp_comm*0) changes the step by less than 0.1% (their launches). Micro-batch 4, so kernels
+// rather than launches bound the step.
+TEST_CASE("ring transfers hide behind the attention blocks", "[property]") {
+  const TransformerConfig m = small_dense();
+  ParallelOptions o = cp_options();
+  o.micro_batch = 4, o.global_batch = 8;
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  const ParallelResult r = run_parallel(m, o, sys, TimingMode::kFast);
+  CHECK(r.stages[0].cp_fwd_s > 0);
+  CHECK(r.critical_s.count("cp_comm") == 0);
+  const ParallelWhatIfResult w =
+      run_parallel_what_if(m, o, sys, TimingMode::kFast, r, parse_parallel_what_if("cp_comm*0"));
+  CHECK(w.step_s == Approx(r.step_s).epsilon(1e-3));
+}
+
+// Activation memory with CP: Korthikanti's selective-recompute bytes (34 sbh per layer, no
+// s^2 term) are linear in the tokens a rank holds, so CP 2 keeps half of CP 1's. Without
+// recompute the scores keep s/cp queries x s keys: 5 a (s/cp) s b per layer, the formula's
+// 5 a (s/cp)^2 b term x cp. ZeRO-1 shards the optimizer over DP x CP.
+TEST_CASE("activation and optimizer memory with CP", "[analytic]") {
+  const TransformerConfig m = small_dense();
+  ParallelOptions o = cp_options();
+  o.recompute = Recompute::kSelective;
+  o.cp = 1, o.dp = 8, o.global_batch = 8;
+  const double one = stage_memory(m, o, 0, 1e9).activations;
+  o.cp = 2, o.dp = 4;
+  CHECK(stage_memory(m, o, 0, 1e9).activations == Approx(one / 2).epsilon(1e-12));
+  o.recompute = Recompute::kNone;
+  const double sl = 2048, s = 4096, h = 1024, a = 16;
+  const double per_layer = sl * h * (34 + 5 * a * sl / h) + 5 * a * sl * sl;  // b = 1, t = 1
+  CHECK(per_layer == Approx(sl * h * 34 + 5 * a * sl * s));
+  CHECK(stage_memory(m, o, 0, 1e9).activations == Approx(4 * per_layer).epsilon(1e-12));
+  o.zero = 1;
+  CHECK(stage_memory(m, o, 0, 1e9).optimizer == Approx(12e9 / 8).epsilon(1e-12));
+}
+
+TEST_CASE("bad CP parallel blocks are reported with file:line:col", "[config]") {
+  const std::string head = "study:\n  model: llama3-8b\n  parallel:\n    system: dgx-h100\n";
+  std::string e = study_error(head + "    tp: 2\n    cp: 2\n    dp: 1\n");
+  CHECK(e.find(":7:9: study.parallel.dp: tp x cp x pp x dp = 2 x 2 x 1 x 1 = 4 GPUs, but 8") !=
+        std::string::npos);
+  e = study_error(head + "    tp: 1\n    cp: 8\n    seq: 2040\n");
+  CHECK(e.find(":7:10: study.parallel.seq: seq 2040 is not divisible by 2 x cp = 16") !=
+        std::string::npos);
+  e = study_error(head + "    tp: 2\n    cp: 4\n    seq: 4096\n");
+  CHECK(e.empty());
+}
