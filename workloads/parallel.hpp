@@ -91,7 +91,12 @@ struct ParallelOptions {
   PipeSchedule schedule = PipeSchedule::kOneFOneB;
   int virtual_stages = 1;  ///< interleaved 1F1B: model chunks per device
   Recompute recompute = Recompute::kNone;
-  int zero = 0;           ///< 0 or 1 (Megatron's distributed optimizer)
+  /// 0; 1 (Megatron's distributed optimizer: optimizer state sharded); 2 (gradients too); 3
+  /// (parameters too: all-gathered per layer before its forward and its backward)
+  int zero = 0;
+  bool fsdp = false;  ///< PyTorch FSDP full shard: as zero 3
+  int zero_stage() const { return fsdp ? 3 : zero; }
+  bool shards_params() const { return zero_stage() >= 3; }
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
   /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
@@ -144,7 +149,10 @@ struct StageGraphs {
   double a2a_bytes = 0;  ///< one all-to-all's size per rank (nccl-tests' size: the send buffer)
   double cp_fwd_s = 0, cp_bwd_s = 0;  ///< CP ring transfers in each (overlapped or not)
   int cp_transfers_fwd = 0, cp_transfers_bwd = 0;
-  double cp_block_bytes = 0;     ///< one forward ring step's K and V block per rank
+  double cp_block_bytes = 0;              ///< one forward ring step's K and V block per rank
+  double fsdp_fwd_s = 0, fsdp_bwd_s = 0;  ///< ZeRO-3/FSDP all-gathers and reduce-scatters
+  int fsdp_calls_fwd = 0, fsdp_calls_bwd = 0;
+  double max_layer_params = 0;   ///< the largest layer's parameters on this rank (unsharded)
   double tokens_per_expert = 0;  ///< tokens each local expert's GEMMs take per micro-batch
   double params = 0;             ///< parameters this rank holds (expert_params included)
   double expert_params = 0;      ///< of which routed experts' (reduced over dp / ep)
@@ -192,8 +200,10 @@ double parallel_layer_activation_bytes(const TransformerConfig& m, long long mic
 double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOptions& o);
 /// `stage_params` this rank's parameters, `expert_params` of them routed experts' (their
 /// optimizer state sharded over dp / ep with ZeRO-1).
+/// `max_layer_params`: the largest layer on this rank, unsharded (ZeRO-3/FSDP gathers it).
 StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
-                         double stage_params, double expert_params = 0);
+                         double stage_params, double expert_params = 0,
+                         double max_layer_params = 0);
 
 /// A what-if on a parallel step: a system figure (nvlink_bandwidth, nic_bandwidth), a GPU figure
 /// (tensor, hbm_bandwidth, clock, sm_count: the figure x factor), a kind of communication

@@ -37,7 +37,11 @@ const std::vector<ParallelKey>& parallel_keys() {
       {"schedule", "1f1b", "1f1b | gpipe | interleaved (Megatron's interleaved 1F1B)"},
       {"virtual_stages", "1", "interleaved: model chunks per device; pp x it divides the layers"},
       {"recompute", "none", "none | selective (core attention) | full (each layer)"},
-      {"zero", "0", "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather)"},
+      {"zero", "0",
+       "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather) | 2 (gradients "
+       "sharded too) | 3 (parameters too: all-gathered per layer before its forward and backward, "
+       "one layer prefetched; gradients reduce-scattered per layer)"},
+      {"fsdp", "false", "PyTorch FSDP full shard (as zero: 3); sharded over DP x CP"},
       {"bucket_mb", "25", "DDP gradient bucket, MB (1e6 B)"},
   };
   return keys;
@@ -94,9 +98,10 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(*p.child("recompute", false), p.key_path("recompute"),
              "expected none, selective or full");
   o.zero = static_cast<int>(p.integer("zero", 0, 0, 3));
-  if (o.zero > 1)
-    sink.add(*p.child("zero", false), p.key_path("zero"),
-             "expected 0 or 1 (ZeRO-2/3 and FSDP are not built yet)");
+  o.fsdp = p.boolean("fsdp", false);
+  if (o.fsdp && p.has("zero") && o.zero != 3)
+    sink.add(*p.child("fsdp", false), p.key_path("fsdp"),
+             fmt::format("fsdp: true shards like zero: 3, but zero: {} is given", o.zero));
   o.bucket_mb = static_cast<double>(p.integer("bucket_mb", 25, 1, 1 << 20));
   if (o.global_batch == 0) o.global_batch = o.micro_batch * o.dp;
 

@@ -70,7 +70,7 @@ double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOpti
 }
 
 StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
-                         double stage_params, double expert_params) {
+                         double stage_params, double expert_params, double max_layer_params) {
   StageMemory mem;
   // Megatron-LM mixed precision: 16-bit weights (2 B), fp32 main gradients (4 B), fp32 master
   // weights with Adam's m and v (12 B); the distributed optimizer (ZeRO-1) shards the 12 B over DP
@@ -80,7 +80,14 @@ StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, i
   const double dense = stage_params - expert_params;
   const int ddp = o.dp * o.cp;  // with CP, the optimizer is sharded over DP x CP
   const int edp = std::max(1, ddp / std::max(1, o.ep));
-  mem.optimizer = o.zero >= 1 ? 12 * dense / ddp + 12 * expert_params / edp : 12 * stage_params;
+  // ZeRO-1 shards the 12 B of optimizer state, ZeRO-2 the 4 B of gradients too, ZeRO-3 and FSDP
+  // the 2 B of weights too (18 B / N per parameter in all), plus the layer being computed and
+  // the one prefetched, gathered whole (2 x 2 B x the largest layer).
+  const double sharded = dense / ddp + expert_params / edp;
+  const int z = o.zero_stage();
+  mem.optimizer = z >= 1 ? 12 * sharded : 12 * stage_params;
+  if (z >= 2) mem.grads = 4 * sharded;
+  if (z >= 3) mem.weights = 2 * sharded + 2 * 2 * max_layer_params;
   const long long micro = o.micro_batches();
   // 1F1B: stage s holds p - s micro-batches in flight at most (its warm-up forwards plus the one in
   // 1F1B); GPipe keeps all of them until the backwards start. Interleaved with v chunks: device s

@@ -27,7 +27,10 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
       o.ep > 1 ? fmt::format(" (EP {} inside DP)", o.ep) : "", o.sequence_parallel ? " + SP" : "",
       o.micro_batch, o.global_batch, o.micro_batches(), o.seq, schedule_name(o.schedule),
       o.schedule == PipeSchedule::kInterleaved ? fmt::format(" x {} chunks", o.virtual_stages) : "",
-      recompute_name(o.recompute), o.zero ? ", ZeRO-1" : "");
+      recompute_name(o.recompute),
+      o.fsdp   ? ", FSDP"
+      : o.zero ? fmt::format(", ZeRO-{}", o.zero)
+               : "");
   s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
   if (!o.placement.empty())
@@ -71,14 +74,22 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
       "step); p2p per transfer {}\n",
       ftime(r.pipeline_s), ftime(r.ideal_pipeline_s), ftime(r.bubble_s),
       100 * r.bubble_s / r.step_s, ftime(r.p2p_s));
-  if (o.dp > 1)
+  if (o.shards_params() && o.dp * o.cp > 1) {
+    const StageGraphs& g = r.stages.back();
+    s += fmt::format(
+        "{}: per layer a parameter all-gather before its forward and its backward (one layer "
+        "prefetched) and a gradient reduce-scatter after its backward; on the last stage {} / {} "
+        "per micro-batch (fwd/bwd, {} / {} calls)\n",
+        o.fsdp ? "FSDP" : "ZeRO-3", ftime(g.fsdp_fwd_s), ftime(g.fsdp_bwd_s), g.fsdp_calls_fwd,
+        g.fsdp_calls_bwd);
+  } else if (o.dp * o.cp > 1)
     s += fmt::format(
         "DP: {} buckets{} of {} MB, {} of {} in all, {} exposed after the backward{}\n",
         r.dp_buckets,
         r.expert_buckets > 0 ? fmt::format(" ({} of expert gradients over dp / ep = {})",
                                            r.expert_buckets, o.dp / o.ep)
                              : "",
-        o.bucket_mb, o.zero ? "reduce-scatter" : "all-reduce", ftime(r.dp_time_s),
+        o.bucket_mb, o.zero_stage() ? "reduce-scatter" : "all-reduce", ftime(r.dp_time_s),
         ftime(r.dp_exposed_s),
         r.param_gather_s > 0 ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
                              : "");
@@ -142,6 +153,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                    {"virtual_stages", o.virtual_stages},
                    {"recompute", recompute_name(o.recompute)},
                    {"zero", o.zero},
+                   {"fsdp", o.fsdp},
                    {"bucket_mb", o.bucket_mb}};
   j["step_s"] = r.step_s;
   j["tokens_per_s"] = r.tokens_per_s;
@@ -173,6 +185,8 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                   {"ep_comm_backward_s", g.ep_bwd_s},
                   {"all_to_all_bytes", g.a2a_bytes},
                   {"cp_comm_forward_s", g.cp_fwd_s},
+                  {"fsdp_comm_forward_s", g.fsdp_fwd_s},
+                  {"fsdp_comm_backward_s", g.fsdp_bwd_s},
                   {"cp_comm_backward_s", g.cp_bwd_s},
                   {"tokens_per_expert", g.tokens_per_expert},
                   {"params", g.params},

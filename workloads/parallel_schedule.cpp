@@ -198,12 +198,14 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     }
     r.stages[vs] = build_stage(m, ov, vs, gpu, coll, mode);
   }
-  std::vector<double> f(nvs), b(nvs), dev_params(p, 0), dev_expert(p, 0), dev_fb(p, 0);
+  std::vector<double> f(nvs), b(nvs), dev_params(p, 0), dev_expert(p, 0), dev_fb(p, 0),
+      dev_max_layer(p, 0);
   for (int vs = 0; vs < nvs; ++vs) {
     f[vs] = r.stages[vs].fwd_exec.step_time_s;
     b[vs] = r.stages[vs].bwd_exec.step_time_s;
     dev_params[vs % p] += r.stages[vs].params;
     dev_expert[vs % p] += r.stages[vs].expert_params;
+    dev_max_layer[vs % p] = std::max(dev_max_layer[vs % p], r.stages[vs].max_layer_params);
     dev_fb[vs % p] += f[vs] + b[vs];
   }
   // Activations (and their gradients) cross stages as one b x s x h bf16 tensor (s/tp of it per
@@ -243,7 +245,10 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     // with context parallelism); a routed expert's over those holding the same experts.
     const int ddp = o.dp * o.cp;
     const int edp = ddp / std::max(1, o.ep);  // expert data-parallel size
-    if (ddp > 1) {
+    // ZeRO-3 / FSDP reduce-scatter each layer's gradients inside every backward (the stage
+    // graphs): nothing is left for the end of the step, and the next forward gathers the
+    // parameters the optimizer updated.
+    if (ddp > 1 && !o.shards_params()) {
       // The stage's tp DP groups (one per TP rank) reduce the same buckets at the same time, on
       // one fabric. Expert gradients (MoE) go to their own buckets, reduced over the dp / ep
       // ranks holding the same experts (every such group of the stage at once).
@@ -276,7 +281,8 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
       const int nx = edp > 1 ? fill(expert * o.grad_bytes, true) : 0;
       std::stable_sort(buckets.begin(), buckets.end(),
                        [](const Bucket& a, const Bucket& b) { return a.ready < b.ready; });
-      const auto op = o.zero >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
+      const auto op =
+          o.zero_stage() >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
       double busy = 0, end = lb.start_s;
       for (std::size_t k = 0; k < buckets.size(); ++k) {
         const Bucket& bk = buckets[k];
@@ -291,7 +297,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
       comm_end = end;
       if (st == 0)
         r.dp_buckets = static_cast<int>(buckets.size()), r.expert_buckets = nx, r.dp_time_s = busy;
-      if (o.zero >= 1) {
+      if (o.zero_stage() >= 1) {
         gather[st] =
             o.dp_comm_scale * coll.concurrent_time(models::CollOp::kAllGather, 2.0 * dense, groups);
         if (edp > 1)
@@ -301,8 +307,8 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     }
     dp_tail[st] = std::max(0.0, comm_end - std::max(t, r.pipeline[last_op[st]].end_s));
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);
-    opt[st] =
-        optimizer_time(gpu, o.zero >= 1 ? dense / ddp + expert / std::max(1, edp) : params, mode);
+    opt[st] = optimizer_time(
+        gpu, o.zero_stage() >= 1 ? dense / ddp + expert / std::max(1, edp) : params, mode);
     finish[st] = t + opt[st] + gather[st];
     r.stage_events[st].push_back({"optimizer", 0, t, t + opt[st]});
     if (gather[st] > 0)
@@ -361,7 +367,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   r.mfu = r.model_flops / r.step_s / peak;
   r.hfu = r.hardware_flops / r.step_s / peak;
   for (int st = 0; st < p; ++st)
-    r.memory.push_back(stage_memory(m, o, st, dev_params[st], dev_expert[st]));
+    r.memory.push_back(stage_memory(m, o, st, dev_params[st], dev_expert[st], dev_max_layer[st]));
   r.collectives_simulated = coll.simulated();
   return r;
 }

@@ -195,6 +195,21 @@ class StageBuilder {
     d_.kv = static_cast<long long>(m.kv_heads) * m.head_dim;
     if (m.is_moe() && o.ep > 1) ep_groups_ = ep_groups(o, stage);
     if (o.cp > 1) cp_rings_ = cp_rings(o, stage);
+    if (o.shards_params()) {
+      // ZeRO-3 / FSDP groups: per TP rank, the stage's DP x CP ranks; for routed experts the
+      // ranks holding the same experts (dp / ep x cp of them).
+      for (int t = 0; t < o.tp; ++t) {
+        dp_groups_.emplace_back();
+        for (int d = 0; d < o.dp; ++d)
+          for (int c = 0; c < o.cp; ++c) dp_groups_.back().push_back(place_rank(o, t, stage, d, c));
+        for (int e = 0; e < o.ep; ++e) {
+          edp_groups_.emplace_back();
+          for (int j = 0; j < o.dp / o.ep; ++j)
+            for (int c = 0; c < o.cp; ++c)
+              edp_groups_.back().push_back(place_rank(o, t, stage, e + o.ep * j, c));
+        }
+      }
+    }
   }
   Emitter& e() { return e_; }
   const Dims& d() const { return d_; }
@@ -204,6 +219,68 @@ class StageBuilder {
   double ep_comm_s = 0;
   int cp_transfers = 0;
   double cp_comm_s = 0, cp_block_bytes = 0;
+  int fsdp_calls = 0;
+  double fsdp_comm_s = 0;
+
+  // ---- ZeRO-3 / FSDP (PyTorch FSDP full shard, DeepSpeed stage 3): each layer's parameters
+  // all-gathered (bf16) before its forward and again before its backward, the next layer's
+  // gather issued when this layer starts (prefetch one layer ahead), on a stream of its own;
+  // each layer's gradients reduce-scattered after its backward on another. Both are NCCL kernels
+  // beside the compute (their SMs not taken from it). Every TP rank's group at once on one fabric.
+  // Returns the ids of the layer's gathers (the dense part over DP x CP, routed experts over the
+  // ranks holding them).
+  std::vector<int> fsdp(const std::string& name, models::CollOp op, int layer, double per_param,
+                        int stream, const std::vector<int>& deps) {
+    std::vector<int> ids;
+    if (dp_groups_.empty()) return ids;
+    double dense = 0, experts = 0;
+    if (m_.moe_layer(layer)) {
+      dense = double(m_.moe_layer_dense_parameter_count()) / d_.t;
+      experts = double(m_.experts / o_.ep) * m_.expert_parameter_count() / d_.t;
+    } else {
+      dense = double(m_.layer_parameter_count()) / d_.t;
+    }
+    auto one = [&](double params, const std::vector<std::vector<int>>& groups, const char* tag) {
+      if (params <= 0 || groups.empty() || groups.front().size() < 2) return;
+      const double t = coll_.concurrent_time(op, per_param * params, groups) * o_.dp_comm_scale;
+      if (t <= 0) return;
+      OpNode n;
+      n.name = "fsdp." + name + tag;
+      n.kind = NodeKind::kKernel;
+      n.category = C::kCommunication;
+      n.fixed_time_s = t;
+      n.layer = e_.layer;
+      const int saved = e_.stream;
+      e_.stream = stream;
+      ids.push_back(e_.add(std::move(n), deps));
+      e_.stream = saved;
+      ++fsdp_calls;
+      fsdp_comm_s += t;
+    };
+    one(dense, dp_groups_, "");
+    one(experts, edp_groups_, ".experts");
+    return ids;
+  }
+  std::vector<int> gather(int layer, const std::vector<int>& deps) {
+    return fsdp(fmt::format("all_gather{}", layer), models::CollOp::kAllGather, layer, 2.0, 2,
+                deps);
+  }
+  void reduce(int layer) {
+    const int last = static_cast<int>(e_.graph().size()) - 1;
+    fsdp(fmt::format("reduce_scatter{}", layer), models::CollOp::kReduceScatter, layer,
+         double(o_.grad_bytes), 3, last >= 0 ? std::vector<int>{last} : std::vector<int>{});
+  }
+  // The compute stream waits for all of `ids`; returns the wait's id (-1: none).
+  int wait_all(const std::vector<int>& ids) {
+    if (ids.empty()) return -1;
+    OpNode w;
+    w.name = "fsdp.wait";
+    w.kind = NodeKind::kWait;
+    w.category = C::kCommunication;
+    w.host_dispatches = 0;
+    w.kernels = 0;
+    return e_.add(std::move(w), ids);
+  }
   double a2a_bytes = 0, tokens_per_expert = 0;
 
   // A TP collective over the stage's group: bytes is nccl-tests' size (all-reduce and the
@@ -571,8 +648,9 @@ class StageBuilder {
   const ParallelOptions& o_;
   CollectiveTimes& coll_;
   std::vector<int> group_;
-  std::vector<std::vector<int>> ep_groups_;  // empty: no EP all-to-alls
-  std::vector<std::vector<int>> cp_rings_;   // empty: no CP
+  std::vector<std::vector<int>> ep_groups_;               // empty: no EP all-to-alls
+  std::vector<std::vector<int>> cp_rings_;                // empty: no CP
+  std::vector<std::vector<int>> dp_groups_, edp_groups_;  // empty: parameters not sharded
   const hw::GpuSpec& gpu_;
   TimingMode mode_;
   std::map<int, hw::GpuSpec> reduced_;  // the GPU less n SMs, by n
@@ -608,6 +686,7 @@ std::map<std::string, double> by_kind(const Graph& g, const CriticalPath& cp) {
       const std::string& name = g.op(seg.op).name;
       if (name.rfind("ep.", 0) == 0 || name.find(".ep.") != std::string::npos) cls = "ep_comm";
       if (name.rfind("cp.", 0) == 0 || name.find(".cp.") != std::string::npos) cls = "cp_comm";
+      if (name.rfind("fsdp.", 0) == 0 || name.find(".fsdp.") != std::string::npos) cls = "dp_comm";
     }
     out[cls] += seg.t1_s - seg.t0_s;
   }
@@ -627,9 +706,16 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     StageBuilder b(sg.forward, m, o, stage, coll, gpu, mode);
     b.e().host_path = HostPath::kAutogradForward;
     if (first) b.embedding_fwd();
+    // ZeRO-3 / FSDP: the first layer's gather, then each layer waits for its own and issues the
+    // next one's (prefetch one layer ahead).
+    std::vector<int> next = b.gather(sg.first_layer, {});
     for (int l = 0; l < per; ++l) {
       b.e().layer = sg.first_layer + l;
       b.e().prefix = fmt::format("layer{}.", sg.first_layer + l);
+      const int w = b.wait_all(next);
+      next = l + 1 < per ? b.gather(sg.first_layer + l + 1,
+                                    w >= 0 ? std::vector<int>{w} : std::vector<int>{})
+                         : std::vector<int>{};
       b.layer_fwd();
     }
     b.e().layer = -1;
@@ -644,15 +730,23 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     sg.cp_fwd_s = b.cp_comm_s;
     sg.cp_transfers_fwd = b.cp_transfers;
     sg.cp_block_bytes = b.cp_block_bytes;
+    sg.fsdp_fwd_s = b.fsdp_comm_s;
+    sg.fsdp_calls_fwd = b.fsdp_calls;
   }
   {
     StageBuilder b(sg.backward, m, o, stage, coll, gpu, mode);
     b.e().host_path = HostPath::kAutogradBackward;
     if (last) b.head_bwd();
+    std::vector<int> next = b.gather(sg.first_layer + per - 1, {});
     for (int l = per - 1; l >= 0; --l) {
       b.e().layer = sg.first_layer + l;
       b.e().prefix = fmt::format("layer{}.", sg.first_layer + l);
+      const int w = b.wait_all(next);
+      next = l > 0 ? b.gather(sg.first_layer + l - 1,
+                              w >= 0 ? std::vector<int>{w} : std::vector<int>{})
+                   : std::vector<int>{};
       b.layer_bwd(o.recompute);
+      b.reduce(sg.first_layer + l);
     }
     b.e().layer = -1;
     b.e().prefix.clear();
@@ -663,6 +757,8 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     sg.ep_collectives_bwd = b.ep_collectives;
     sg.cp_bwd_s = b.cp_comm_s;
     sg.cp_transfers_bwd = b.cp_transfers;
+    sg.fsdp_bwd_s = b.fsdp_comm_s;
+    sg.fsdp_calls_bwd = b.fsdp_calls;
   }
   ExecOptions eo;
   eo.mode = mode;
@@ -679,10 +775,14 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
   for (int l = sg.first_layer; l < sg.first_layer + per; ++l) {
     if (!m.moe_layer(l)) {
       sg.params += double(m.layer_parameter_count()) / o.tp;
+      sg.max_layer_params = std::max(sg.max_layer_params, double(m.layer_parameter_count()) / o.tp);
       continue;
     }
+    const double experts = double(m.experts / o.ep) * m.expert_parameter_count() / o.tp;
     sg.params += double(m.moe_layer_dense_parameter_count()) / o.tp;
-    sg.expert_params += double(m.experts / o.ep) * m.expert_parameter_count() / o.tp;
+    sg.expert_params += experts;
+    sg.max_layer_params =
+        std::max(sg.max_layer_params, double(m.moe_layer_dense_parameter_count()) / o.tp + experts);
   }
   sg.params += sg.expert_params;
   const double emb = double(m.vocab) * m.d_model / o.tp;

@@ -390,3 +390,68 @@ TEST_CASE("bad CP parallel blocks are reported with file:line:col", "[config]") 
   e = study_error(head + "    tp: 2\n    cp: 4\n    seq: 4096\n");
   CHECK(e.empty());
 }
+
+// ---- ZeRO-2/3 and FSDP ----
+
+// Memory per parameter over N = dp x cp ranks: ZeRO-1 shards the 12 B of fp32 master weights and
+// Adam moments, ZeRO-2 the 4 B of fp32 gradients too, ZeRO-3 / FSDP the 2 B of bf16 weights too:
+// 18 B / N in all, plus the layer being computed and the one prefetched held whole, 2 x 2 B each.
+TEST_CASE("ZeRO-2 and ZeRO-3 memory per GPU", "[analytic]") {
+  const TransformerConfig m = small_dense();
+  ParallelOptions o;
+  o.dp = 8, o.global_batch = 8;
+  const double P = 1e9, L = 1e8;
+  o.zero = 2;
+  StageMemory z = stage_memory(m, o, 0, P, 0, L);
+  CHECK(z.weights == 2 * P);
+  CHECK(z.grads == Approx(4 * P / 8));
+  CHECK(z.optimizer == Approx(12 * P / 8));
+  o.zero = 3;
+  z = stage_memory(m, o, 0, P, 0, L);
+  CHECK(z.weights + z.grads + z.optimizer == Approx(18 * P / 8 + 4 * L));
+  o.zero = 0, o.fsdp = true;  // FSDP full shard: the same
+  const StageMemory f = stage_memory(m, o, 0, P, 0, L);
+  CHECK(f.weights + f.grads + f.optimizer == Approx(18 * P / 8 + 4 * L));
+  o.fsdp = false, o.zero = 3, o.cp = 2;  // over DP x CP = 16
+  z = stage_memory(m, o, 0, P, 0, L);
+  CHECK(z.weights + z.grads + z.optimizer == Approx(18 * P / 16 + 4 * L));
+}
+
+// FSDP on one DGX H100 (DP 8, the small dense model, 4 layers, micro-batch 8 of 1024 tokens): per
+// layer one all-gather of its bf16 parameters before the forward, one before the backward, one
+// fp32 reduce-scatter after the backward: 4 / 8 calls. Each is the collective model's time on the
+// 8 GPUs. With one layer prefetched only the first gather is exposed: the forward is at most the
+// unsharded forward plus that gather (and the waits' launches: 1 us each allowed).
+TEST_CASE("FSDP gathers and reduce-scatters per layer, prefetched", "[analytic]") {
+  const TransformerConfig m = small_dense();
+  ParallelOptions o;
+  o.system = "dgx-h100";
+  o.gpus = 8, o.dp = 8, o.micro_batch = 8, o.global_batch = 64, o.seq = 1024;
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  CollectiveTimes coll(sys);
+  const StageGraphs plain = build_stage(m, o, 0, sys.node.gpu, coll, TimingMode::kFast);
+  o.fsdp = true;
+  const StageGraphs sg = build_stage(m, o, 0, sys.node.gpu, coll, TimingMode::kFast);
+  CHECK(sg.fsdp_calls_fwd == 4);
+  CHECK(sg.fsdp_calls_bwd == 8);
+  const double layer = double(m.layer_parameter_count());
+  const std::vector<std::vector<int>> all = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  const double ag = coll.concurrent_time(models::CollOp::kAllGather, 2 * layer, all);
+  const double rs = coll.concurrent_time(models::CollOp::kReduceScatter, 4 * layer, all);
+  CHECK(sg.fsdp_fwd_s == Approx(4 * ag));
+  CHECK(sg.fsdp_bwd_s == Approx(4 * ag + 4 * rs));
+  CHECK(sg.fwd_exec.step_time_s > plain.fwd_exec.step_time_s);
+  CHECK(sg.fwd_exec.step_time_s <= plain.fwd_exec.step_time_s + ag + 4e-6);
+  // The whole step: no DP buckets at the end (the reduce-scatters ran in the backward).
+  const ParallelResult r = run_parallel(m, o, sys, TimingMode::kFast);
+  CHECK(r.dp_buckets == 0);
+  CHECK(r.param_gather_s == 0);
+}
+
+TEST_CASE("fsdp with another ZeRO stage is an error", "[config]") {
+  const std::string e = study_error(
+      "study:\n  model: llama3-8b\n  parallel:\n    system: dgx-h100\n    dp: 8\n    zero: 1\n"
+      "    fsdp: true\n");
+  CHECK(e.find(":7:11: study.parallel.fsdp: fsdp: true shards like zero: 3, but zero: 1") !=
+        std::string::npos);
+}
