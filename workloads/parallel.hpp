@@ -34,9 +34,20 @@
 // - Optimizer: Megatron-LM's step over the rank's (sharded) fp32 main gradients and master
 //   weights, memory-bound passes: unscale with inf check (8 B per parameter), gradient norm
 //   (4 B), fused Adam (30 B: grad, master, m, v read; master, m, v, 16-bit weight written).
-// - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1 sharded), activations by
-//   Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
-// Ignores: CP, EP, ZeRO-2/3 and FSDP; HBM bandwidth an overlapped
+// - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1/2/3 sharded), activations
+//   by Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
+// - MoE and EP (Megatron-Core's MoELayer, all-to-all dispatcher): router, top-k softmax,
+//   permutation, dispatch all-to-all over the EP groups (EP inside DP), TP all-gather (expert TP =
+//   TP), grouped expert GEMMs (E/ep experts, ep T k / E tokens each, x capacity_factor), reduce-
+//   scatter, combine all-to-all, un-permutation, shared experts; expert gradients over dp / ep.
+// - CP (Transformer Engine's ring attention): s/cp tokens per rank, cp attention blocks with the
+//   next K/V block sent around the ring beside the current one; causal balance by 2 chunks a rank.
+// - ZeRO-2 (gradients sharded), ZeRO-3 / FSDP (per-layer parameter all-gathers before forward and
+//   backward, one layer prefetched, per-layer gradient reduce-scatters).
+// - Rank placement: any order of tp, cp, pp, ep, dp (innermost first).
+// Ignores: imbalanced MoE routing and token dropping without padding, all-to-all overlap with
+// compute, causal block skipping in attention, flash attention (attention is Megatron-2022's
+// unfused kernels), FSDP's embedding gathers and NCCL SMs; HBM bandwidth an overlapped
 // collective takes from the GEMM beside it; Megatron's scatter-gather optimisation of p2p; the
 // stage's p2p occupying its SMs or stream (transfers only delay the consumer); contention between
 // different stages' DP reductions and p2p transfers (a stage's tp DP groups, and the tp transfers

@@ -14,7 +14,7 @@ namespace ridge::workloads {
 const std::vector<ParallelKey>& parallel_keys() {
   static const std::vector<ParallelKey> keys = {
       {"system", "(required)", "configs/systems name, alias or path"},
-      {"gpus", "the system's", "GPUs used (whole nodes); tp x pp x dp must equal it"},
+      {"gpus", "the system's", "GPUs used (whole nodes); tp x cp x pp x dp must equal it"},
       {"tp", "1", "tensor-parallel size (inside a node); divides heads and FFN"},
       {"pp", "1", "pipeline stages (across nodes); divides the layers"},
       {"dp", "1", "data-parallel replicas"},
