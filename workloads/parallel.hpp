@@ -273,8 +273,9 @@ ParallelWhatIfResult run_parallel_what_if(const TransformerConfig& m, const Para
 std::string parallel_report_text(const ParallelResult& r, const std::string& model_name);
 nlohmann::json parallel_report_json(const ParallelResult& r);
 /// Perfetto (Chrome trace event JSON): one process per simulated rank (one per stage), a compute
-/// track (each micro-batch's forward and backward, the optimizer) and a communication track (p2p
-/// arrivals, DP buckets, ZeRO-1's parameter all-gather).
+/// track (each micro-batch's forward and backward, the optimizer), a communication track (p2p
+/// arrivals, DP buckets, ZeRO-1's parameter all-gather) and a track per stream with micro-batch
+/// 0's forward and the last micro-batch's backward op by op.
 std::string parallel_trace_json(const ParallelResult& r);
 
 }  // namespace ridge::workloads

@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+
 #include "workloads/parallel.hpp"
 
 namespace ridge::workloads {
@@ -266,6 +269,47 @@ std::string parallel_trace_json(const ParallelResult& r) {
                     {"tid", 1},
                     {"ts", us(op.ready_s - r.p2p_s)},
                     {"dur", us(r.p2p_s)}});
+  }
+  // Op-level detail, one track per stream of the rank: every kernel, collective and transfer of
+  // micro-batch 0's forward and of the last micro-batch's backward, at their simulated times
+  // (the stage graph's execution placed at the pipeline op's start). Stream 0 runs the kernels
+  // and the synchronous collectives (TP forward, EP all-to-alls), 1 the asynchronous TP
+  // collectives and the CP ring, 2 and 3 ZeRO-3/FSDP's all-gathers and reduce-scatters.
+  static const char* const kStreams[] = {
+      "stream 0: kernels (detail: micro-batch 0 F, last B)", "stream 1: async TP, CP ring",
+      "stream 2: ZeRO-3/FSDP all-gather", "stream 3: ZeRO-3/FSDP reduce-scatter"};
+  std::map<std::pair<int, int>, bool> named;
+  int last_micro = 0;
+  for (const PipeOp& op : r.pipeline) last_micro = std::max(last_micro, op.micro);
+  for (const PipeOp& op : r.pipeline) {
+    if (op.backward ? op.micro != last_micro : op.micro != 0) continue;
+    const StageGraphs& sg = r.stages[static_cast<std::size_t>(op.vstage)];
+    const Graph& g = op.backward ? sg.backward : sg.forward;
+    const Execution& ex = op.backward ? sg.bwd_exec : sg.fwd_exec;
+    for (std::size_t i = 0; i < g.size() && i < ex.ops.size(); ++i) {
+      const OpNode& n = g.op(static_cast<int>(i));
+      const OpRecord& rec = ex.ops[i];
+      if (n.kind == NodeKind::kWait || n.kind == NodeKind::kHost || n.kind == NodeKind::kSync ||
+          rec.end_s <= rec.start_s)
+        continue;
+      const int stream = std::clamp(rec.stream, 0, 3);
+      const int tid = 10 + stream;
+      if (!named[{op.stage, tid}]) {
+        named[{op.stage, tid}] = true;
+        ev.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", op.stage},
+                      {"tid", tid},
+                      {"args", {{"name", kStreams[stream]}}}});
+      }
+      ev.push_back({{"name", n.name},
+                    {"cat", std::string(category_name(n.category))},
+                    {"ph", "X"},
+                    {"pid", op.stage},
+                    {"tid", tid},
+                    {"ts", us(op.start_s + rec.start_s)},
+                    {"dur", us(rec.end_s - rec.start_s)}});
+    }
   }
   for (int st = 0; st < static_cast<int>(r.stage_events.size()); ++st)
     for (const auto& e : r.stage_events[st])

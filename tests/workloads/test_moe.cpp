@@ -1,11 +1,13 @@
-// Mixture of experts and expert parallelism in parallel training steps (workloads/parallel.hpp):
-// the MoE model files against their published sizes, the all-to-all sizes and expert GEMM shapes
-// derived by hand, expert memory and gradient groups, rank placement, and the `parallel:` block's
-// MoE errors.
+// Parallel training steps beyond TP/PP/DP (workloads/parallel.hpp): mixture of experts and expert
+// parallelism (the MoE model files against their published sizes, the all-to-all sizes and expert
+// GEMM shapes derived by hand, expert memory and gradient groups, rank placement), context
+// parallelism, ZeRO-2/3 and FSDP, the trace's per-stream detail, and the `parallel:` block's
+// errors for them.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "hw/config.hpp"
@@ -454,4 +456,40 @@ TEST_CASE("fsdp with another ZeRO stage is an error", "[config]") {
       "    fsdp: true\n");
   CHECK(e.find(":7:11: study.parallel.fsdp: fsdp: true shards like zero: 3, but zero: 1") !=
         std::string::npos);
+}
+
+// The Perfetto trace's op-level detail: per simulated rank, a track per stream holding micro-batch
+// 0's forward and the last micro-batch's backward op by op. With CP (the ring on stream 1) and
+// FSDP (gathers on stream 2, reduce-scatters on 3) every stream has a track; ops on one stream
+// never overlap (a stream runs its ops in order), and the forward's detail lies inside its
+// pipeline slice.
+TEST_CASE("parallel trace: a track per stream with the ops of one forward and backward", "[unit]") {
+  const TransformerConfig m = small_dense();
+  ParallelOptions o = cp_options();
+  o.fsdp = true;
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  const ParallelResult r = run_parallel(m, o, sys, TimingMode::kFast);
+  const auto j = nlohmann::json::parse(parallel_trace_json(r));
+  std::map<int, int> per_tid;
+  std::map<int, double> last_end;
+  bool overlap = false;
+  double fwd_start = -1, fwd_end = -1, first_detail = 1e30;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const int tid = e["tid"];
+    const double ts = e["ts"], dur = e["dur"];
+    if (tid == 0 && e["cat"] == "forward" && e["name"] == "F 0") fwd_start = ts, fwd_end = ts + dur;
+    if (tid < 10) continue;
+    ++per_tid[tid];
+    first_detail = std::min(first_detail, ts);
+    if (last_end.count(tid) && ts < last_end[tid] - 1e-6) overlap = true;
+    last_end[tid] = std::max(last_end[tid], ts + dur);
+  }
+  CHECK(per_tid.size() == 4);
+  CHECK(per_tid[12] == 4 + 4);      // 4 layers' gathers in the forward, 4 in the backward
+  CHECK(per_tid[13] == 4);          // 4 layers' reduce-scatters
+  CHECK(per_tid[11] == 3 * 4 * 2);  // cp - 1 ring transfers per layer, forward and backward
+  CHECK_FALSE(overlap);
+  CHECK(first_detail >= fwd_start);  // the graph's first op, after its launch
+  CHECK(first_detail < fwd_end);
 }
