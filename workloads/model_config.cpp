@@ -19,8 +19,25 @@ long long TransformerConfig::layer_parameter_count() const {
   return p;
 }
 
+long long TransformerConfig::expert_parameter_count() const {
+  long long p = (gated_mlp ? 3 : 2) * d_model * expert_ffn;
+  if (bias) p += (gated_mlp ? 2 : 1) * expert_ffn + d_model;
+  return p;
+}
+
+long long TransformerConfig::moe_layer_dense_parameter_count() const {
+  // The dense layer's count less its MLP, plus the router and the shared experts.
+  const long long dense_mlp =
+      (gated_mlp ? 3 : 2) * d_model * ffn + (bias ? (gated_mlp ? 2 : 1) * ffn + d_model : 0);
+  long long shared = (gated_mlp ? 3 : 2) * d_model * shared_expert_ffn;
+  if (bias) shared += (gated_mlp ? 2 : 1) * shared_expert_ffn + d_model;
+  return layer_parameter_count() - dense_mlp + d_model * experts + shared_experts * shared;
+}
+
 long long TransformerConfig::parameter_count() const {
-  long long p = vocab * d_model + layers * layer_parameter_count();
+  long long p = vocab * d_model + (layers - moe_layer_count()) * layer_parameter_count();
+  p += moe_layer_count() * (moe_layer_dense_parameter_count() +
+                            static_cast<long long>(experts) * expert_parameter_count());
   if (position == "learned") p += max_positions * d_model;
   p += norm == NormType::kLayerNorm ? 2 * d_model : d_model;
   if (!tied_embeddings) p += vocab * d_model;
@@ -103,6 +120,26 @@ TransformerConfig read_transformer(hw::MapReader& m) {
     m.sink().add(*m.child("norm_impl", false), m.key_path("norm_impl"),
                  "composed is the Hugging Face RMSNorm's form: give norm: rmsnorm, or fused");
   t.loss_dtype = m.choice("loss_dtype", "bf16", {"bf16", "fp32"});
+  // Mixture of experts: all of these need `experts`.
+  t.experts = static_cast<int>(m.integer("experts", 0, 0, 1 << 16));
+  t.top_k = static_cast<int>(m.integer("top_k", 1, 1, 1 << 16));
+  t.expert_ffn = m.integer("expert_ffn", t.ffn, 1, 4 * kMaxWidth);
+  t.shared_experts = static_cast<int>(m.integer("shared_experts", 0, 0, 1 << 16));
+  t.shared_expert_ffn = m.integer("shared_expert_ffn", t.expert_ffn, 1, 4 * kMaxWidth);
+  t.dense_layers = static_cast<int>(m.integer("dense_layers", 0, 0, hw::kMaxLayers));
+  for (const char* k :
+       {"top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "dense_layers"})
+    if (t.experts == 0 && m.has(k))
+      m.sink().add(*m.child(k, false), m.key_path(k),
+                   "needs experts: (a mixture-of-experts model)");
+  if (t.experts > 0 && t.top_k > t.experts)
+    m.sink().add(*m.child("top_k", false), m.key_path("top_k"),
+                 fmt::format("top_k {} is more than the {} experts", t.top_k, t.experts));
+  if (t.experts > 0 && t.dense_layers >= t.layers && t.layers > 0)
+    m.sink().add(*m.child("dense_layers", false), m.key_path("dense_layers"),
+                 fmt::format("dense_layers {} leaves none of the {} layers with experts",
+                             t.dense_layers, t.layers));
+  if (t.experts == 0) t.top_k = 0, t.dense_layers = 0, t.shared_experts = 0;
   if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0 && m.has("kv_heads"))
     m.sink().add(
         *m.child("kv_heads", false), m.key_path("kv_heads"),

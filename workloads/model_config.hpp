@@ -41,9 +41,30 @@ struct TransformerConfig {
   /// The dtype the training loss is computed in: bf16 (F.cross_entropy on the autocast bf16
   /// logits) or fp32 (logits.float() first, as Hugging Face's loss does).
   std::string loss_dtype = "bf16";
+  // Mixture of experts (Shazeer et al. 2017; Mixtral, DeepSeek-V3): each MoE layer's MLP is a
+  // router (h x experts), `experts` routed expert MLPs of width expert_ffn of which each token
+  // takes top_k, and `shared_experts` MLPs of width shared_expert_ffn every token takes. The
+  // first `dense_layers` layers keep a dense MLP of width ffn. experts = 0: a dense model.
+  int experts = 0;
+  int top_k = 0;
+  long long expert_ffn = 0;         ///< = ffn unless given
+  int shared_experts = 0;           ///< MLPs every token goes through
+  long long shared_expert_ffn = 0;  ///< = expert_ffn unless given
+  int dense_layers = 0;             ///< leading layers with a dense MLP
+
+  bool is_moe() const { return experts > 0; }
+  /// Layer `l` (0-based) has a MoE MLP.
+  bool moe_layer(int l) const { return is_moe() && l >= dense_layers; }
+  int moe_layer_count() const { return is_moe() ? layers - dense_layers : 0; }
+  /// One routed expert's weights (and biases): (gate,) up and down projections.
+  long long expert_parameter_count() const;
+  /// A MoE layer's parameters outside its routed experts: attention, norms, router, shared
+  /// experts.
+  long long moe_layer_dense_parameter_count() const;
 
   /// Parameters: embeddings, per-layer weights (and biases, norms), final norm, LM head if untied.
   long long parameter_count() const;
+  /// A dense layer's parameters.
   long long layer_parameter_count() const;
   /// Weight matrices (2-D tensors) and 1-D tensors (biases, norm weights), for per-tensor kernels.
   long long tensor_count() const;

@@ -34,9 +34,20 @@
 // - Optimizer: Megatron-LM's step over the rank's (sharded) fp32 main gradients and master
 //   weights, memory-bound passes: unscale with inf check (8 B per parameter), gradient norm
 //   (4 B), fused Adam (30 B: grad, master, m, v read; master, m, v, 16-bit weight written).
-// - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1 sharded), activations by
-//   Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
-// Ignores: CP, EP, ZeRO-2/3 and FSDP; HBM bandwidth an overlapped
+// - Memory per GPU per stage: weights, gradients, optimizer state (ZeRO-1/2/3 sharded), activations
+//   by Korthikanti et al. 2022 (Table 2 and sec. 4.3/5), in-flight micro-batches of the schedule.
+// - MoE and EP (Megatron-Core's MoELayer, all-to-all dispatcher): router, top-k softmax,
+//   permutation, dispatch all-to-all over the EP groups (EP inside DP), TP all-gather (expert TP =
+//   TP), grouped expert GEMMs (E/ep experts, ep T k / E tokens each, x capacity_factor), reduce-
+//   scatter, combine all-to-all, un-permutation, shared experts; expert gradients over dp / ep.
+// - CP (Transformer Engine's ring attention): s/cp tokens per rank, cp attention blocks with the
+//   next K/V block sent around the ring beside the current one; causal balance by 2 chunks a rank.
+// - ZeRO-2 (gradients sharded), ZeRO-3 / FSDP (per-layer parameter all-gathers before forward and
+//   backward, one layer prefetched, per-layer gradient reduce-scatters).
+// - Rank placement: any order of tp, cp, pp, ep, dp (innermost first).
+// Ignores: imbalanced MoE routing and token dropping without padding, all-to-all overlap with
+// compute, causal block skipping in attention, flash attention (attention is Megatron-2022's
+// unfused kernels), FSDP's embedding gathers and NCCL SMs; HBM bandwidth an overlapped
 // collective takes from the GEMM beside it; Megatron's scatter-gather optimisation of p2p; the
 // stage's p2p occupying its SMs or stream (transfers only delay the consumer); contention between
 // different stages' DP reductions and p2p transfers (a stage's tp DP groups, and the tp transfers
@@ -70,6 +81,20 @@ struct ParallelOptions {
   std::string system;  ///< configs/systems name or path
   int gpus = 0;        ///< GPUs used (0: the whole system)
   int tp = 1, pp = 1, dp = 1;
+  /// Expert parallelism (Megatron-Core): the experts of each MoE layer sharded over ep ranks of
+  /// the data-parallel group (ep divides dp); expert gradients reduced over dp / ep.
+  int ep = 1;
+  /// Context parallelism (Megatron-Core / Transformer Engine ring attention): the sequence split
+  /// over cp ranks, 2 chunks each for causal load balance; KV blocks passed around the ring.
+  int cp = 1;
+  /// MoE tokens per expert padded to capacity_factor x the balanced share (Megatron's
+  /// --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); 0: dropless with
+  /// balanced routing (every expert gets the balanced share).
+  double capacity_factor = 0;
+  /// Rank placement, innermost dimension first, of tp, cp, ep, dp (the data-parallel ranks
+  /// outside an EP group) and pp (cp, if left out, right after tp). Empty: {tp, cp, pp, ep, dp}
+  /// (TP inside a node, then CP, then PP, then DP).
+  std::vector<std::string> placement;
   bool sequence_parallel = false;
   long long micro_batch = 1;
   long long global_batch = 0;  ///< 0: micro_batch x dp (one micro-batch per pipeline)
@@ -77,12 +102,19 @@ struct ParallelOptions {
   PipeSchedule schedule = PipeSchedule::kOneFOneB;
   int virtual_stages = 1;  ///< interleaved 1F1B: model chunks per device
   Recompute recompute = Recompute::kNone;
-  int zero = 0;           ///< 0 or 1 (Megatron's distributed optimizer)
+  /// 0; 1 (Megatron's distributed optimizer: optimizer state sharded); 2 (gradients too); 3
+  /// (parameters too: all-gathered per layer before its forward and its backward)
+  int zero = 0;
+  bool fsdp = false;  ///< PyTorch FSDP full shard: as zero 3
+  int zero_stage() const { return fsdp ? 3 : zero; }
+  bool shards_params() const { return zero_stage() >= 3; }
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
   /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
-  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1;
+  double tp_comm_scale = 1, pp_comm_scale = 1, dp_comm_scale = 1, ep_comm_scale = 1,
+         cp_comm_scale = 1;
   long long micro_batches() const { return global_batch / (micro_batch * dp); }
+  int gpus_used() const { return tp * cp * pp * dp; }
 };
 
 /// Time of collectives on a system, memoized by (op, bytes, group shape relative to its node).
@@ -109,8 +141,11 @@ class CollectiveTimes {
   long long simulated_ = 0;
 };
 
-/// Fabric GPU of (tp rank, pipeline stage, dp rank): TP inside a node, then PP, then DP.
-int place_rank(const ParallelOptions& o, int t, int stage, int d);
+/// Fabric GPU of (tp rank, pipeline stage, dp rank, cp rank) by `o.placement` (default: TP inside
+/// a node, then CP, then PP, then DP). The dp rank d is (EP rank d % ep, outer DP rank d / ep).
+int place_rank(const ParallelOptions& o, int t, int stage, int d, int c = 0);
+/// The placement dimensions, innermost first ({tp, cp, pp, ep, dp} by default).
+std::vector<std::string> placement_order(const ParallelOptions& o);
 
 /// One rank's work of one micro-batch on one stage.
 struct StageGraphs {
@@ -120,7 +155,18 @@ struct StageGraphs {
   std::map<std::string, double> fwd_by_class, bwd_by_class;  ///< critical path of each (sums)
   double tp_fwd_s = 0, tp_bwd_s = 0;                         ///< TP communication in each
   int tp_collectives_fwd = 0, tp_collectives_bwd = 0;
-  double params = 0;  ///< parameters this rank holds
+  double ep_fwd_s = 0, ep_bwd_s = 0;  ///< EP all-to-alls in each
+  int ep_collectives_fwd = 0, ep_collectives_bwd = 0;
+  double a2a_bytes = 0;  ///< one all-to-all's size per rank (nccl-tests' size: the send buffer)
+  double cp_fwd_s = 0, cp_bwd_s = 0;  ///< CP ring transfers in each (overlapped or not)
+  int cp_transfers_fwd = 0, cp_transfers_bwd = 0;
+  double cp_block_bytes = 0;              ///< one forward ring step's K and V block per rank
+  double fsdp_fwd_s = 0, fsdp_bwd_s = 0;  ///< ZeRO-3/FSDP all-gathers and reduce-scatters
+  int fsdp_calls_fwd = 0, fsdp_calls_bwd = 0;
+  double max_layer_params = 0;   ///< the largest layer's parameters on this rank (unsharded)
+  double tokens_per_expert = 0;  ///< tokens each local expert's GEMMs take per micro-batch
+  double params = 0;             ///< parameters this rank holds (expert_params included)
+  double expert_params = 0;      ///< of which routed experts' (reduced over dp / ep)
 };
 
 /// Builds and simulates stage `stage`'s micro-batch forward and backward on one rank.
@@ -161,12 +207,19 @@ struct StageMemory {
 /// Activation bytes one layer keeps for backward on one TP rank (Korthikanti et al. 2022).
 double parallel_layer_activation_bytes(const TransformerConfig& m, long long micro_batch,
                                        long long seq, int tp, bool sequence_parallel, Recompute r);
+/// Activation bytes one MoE layer keeps for backward on one rank (see parallel_memory.cpp).
+double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOptions& o);
+/// `stage_params` this rank's parameters, `expert_params` of them routed experts' (their
+/// optimizer state sharded over dp / ep with ZeRO-1).
+/// `max_layer_params`: the largest layer on this rank, unsharded (ZeRO-3/FSDP gathers it).
 StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
-                         double stage_params);
+                         double stage_params, double expert_params = 0,
+                         double max_layer_params = 0);
 
 /// A what-if on a parallel step: a system figure (nvlink_bandwidth, nic_bandwidth), a GPU figure
 /// (tensor, hbm_bandwidth, clock, sm_count: the figure x factor), a kind of communication
-/// (tp_comm, pp_comm, dp_comm: its time x factor, 0 removes it) or the bubble (bubble*0).
+/// (tp_comm, pp_comm, dp_comm, ep_comm: its time x factor, 0 removes it) or the bubble
+/// (bubble*0).
 struct ParallelWhatIf {
   std::string text, target;
   double factor = 1;
@@ -191,6 +244,7 @@ struct ParallelResult {
   double pipeline_s = 0;  ///< end of the last backward
   double dp_time_s = 0, dp_exposed_s = 0, optimizer_s = 0, param_gather_s = 0;
   int dp_buckets = 0;
+  int expert_buckets = 0;  ///< of dp_buckets, expert gradients reduced over dp / ep
   double step_s = 0;
   double tokens_per_s = 0, model_flops = 0, hardware_flops = 0, mfu = 0, hfu = 0;
   double bubble_s = 0;                       ///< stage 0's idle time inside the pipeline phase
@@ -219,8 +273,9 @@ ParallelWhatIfResult run_parallel_what_if(const TransformerConfig& m, const Para
 std::string parallel_report_text(const ParallelResult& r, const std::string& model_name);
 nlohmann::json parallel_report_json(const ParallelResult& r);
 /// Perfetto (Chrome trace event JSON): one process per simulated rank (one per stage), a compute
-/// track (each micro-batch's forward and backward, the optimizer) and a communication track (p2p
-/// arrivals, DP buckets, ZeRO-1's parameter all-gather).
+/// track (each micro-batch's forward and backward, the optimizer), a communication track (p2p
+/// arrivals, DP buckets, ZeRO-1's parameter all-gather) and a track per stream with micro-batch
+/// 0's forward and the last micro-batch's backward op by op.
 std::string parallel_trace_json(const ParallelResult& r);
 
 }  // namespace ridge::workloads

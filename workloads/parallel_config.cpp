@@ -2,6 +2,7 @@
 // (tp = pp = dp = 1, no sequence parallelism, micro-batch 1, 1F1B, no recompute, no distributed
 // optimizer, 25 MB DDP buckets).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 
 #include "hw/config.hpp"
@@ -13,10 +14,22 @@ namespace ridge::workloads {
 const std::vector<ParallelKey>& parallel_keys() {
   static const std::vector<ParallelKey> keys = {
       {"system", "(required)", "configs/systems name, alias or path"},
-      {"gpus", "the system's", "GPUs used (whole nodes); tp x pp x dp must equal it"},
+      {"gpus", "the system's", "GPUs used (whole nodes); tp x cp x pp x dp must equal it"},
       {"tp", "1", "tensor-parallel size (inside a node); divides heads and FFN"},
       {"pp", "1", "pipeline stages (across nodes); divides the layers"},
       {"dp", "1", "data-parallel replicas"},
+      {"cp", "1",
+       "context-parallel size: each sequence split over cp ranks (2 balanced chunks each), K/V "
+       "blocks passed around a ring beside attention; seq divisible by 2 x cp"},
+      {"ep", "1",
+       "expert-parallel size (MoE models): each MoE layer's experts sharded over ep ranks of the "
+       "DP group; divides dp and the experts; expert gradients reduced over dp / ep"},
+      {"capacity_factor", "0 (dropless)",
+       "MoE: tokens per expert padded to this x the balanced share (all-to-all and expert GEMMs)"},
+      {"placement", "[tp, cp, pp, ep, dp]",
+       "rank placement, innermost first: an order of tp, cp, pp, ep, dp (dp: the DP ranks outside "
+       "an EP group; cp, if left out, right after tp), e.g. [tp, cp, ep, dp, pp] as Megatron-Core "
+       "orders them"},
       {"sequence_parallel", "false", "Megatron sequence parallelism (all-gather/reduce-scatter)"},
       {"micro_batch", "1", "sequences per micro-batch"},
       {"global_batch", "micro_batch x dp", "sequences per step; divisible by micro_batch x dp"},
@@ -24,7 +37,11 @@ const std::vector<ParallelKey>& parallel_keys() {
       {"schedule", "1f1b", "1f1b | gpipe | interleaved (Megatron's interleaved 1F1B)"},
       {"virtual_stages", "1", "interleaved: model chunks per device; pp x it divides the layers"},
       {"recompute", "none", "none | selective (core attention) | full (each layer)"},
-      {"zero", "0", "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather)"},
+      {"zero", "0",
+       "0 | 1 (distributed optimizer: reduce-scatter, sharded Adam, all-gather) | 2 (gradients "
+       "sharded too) | 3 (parameters too: all-gathered per layer before its forward and backward, "
+       "one layer prefetched; gradients reduce-scattered per layer)"},
+      {"fsdp", "false", "PyTorch FSDP full shard (as zero: 3); sharded over DP x CP"},
       {"bucket_mb", "25", "DDP gradient bucket, MB (1e6 B)"},
   };
   return keys;
@@ -40,6 +57,21 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   o.tp = static_cast<int>(std::max(1LL, p.integer("tp", 1, 1, 1 << 16)));
   o.pp = static_cast<int>(std::max(1LL, p.integer("pp", 1, 1, 1 << 16)));
   o.dp = static_cast<int>(std::max(1LL, p.integer("dp", 1, 1, 1 << 24)));
+  o.ep = static_cast<int>(std::max(1LL, p.integer("ep", 1, 1, 1 << 24)));
+  o.cp = static_cast<int>(std::max(1LL, p.integer("cp", 1, 1, 1 << 16)));
+  o.capacity_factor = p.quantity("capacity_factor", hw::Dimension::kCount, 0.0, 0.0, 1024.0);
+  if (p.has("placement")) {
+    o.placement = p.text_list("placement");
+    std::vector<std::string> seen = o.placement;
+    std::sort(seen.begin(), seen.end());
+    std::vector<std::string> want = {"dp", "ep", "pp", "tp"};
+    if (std::find(seen.begin(), seen.end(), "cp") != seen.end()) want.insert(want.begin(), "cp");
+    if (seen != want)
+      sink.add(*p.child("placement", false), p.key_path("placement"),
+               fmt::format("expected an order of tp, pp, ep and dp (and cp), each once (got [{}])",
+                           fmt::join(o.placement, ", ")));
+    if (seen != want) o.placement.clear();
+  }
   o.sequence_parallel = p.boolean("sequence_parallel", false);
   o.micro_batch = std::max(1LL, p.integer("micro_batch", 1, 1, 1 << 20));
   o.global_batch = p.integer("global_batch", 0, 0, 1LL << 40);
@@ -66,9 +98,10 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(*p.child("recompute", false), p.key_path("recompute"),
              "expected none, selective or full");
   o.zero = static_cast<int>(p.integer("zero", 0, 0, 3));
-  if (o.zero > 1)
-    sink.add(*p.child("zero", false), p.key_path("zero"),
-             "expected 0 or 1 (ZeRO-2/3 and FSDP are not built yet)");
+  o.fsdp = p.boolean("fsdp", false);
+  if (o.fsdp && p.has("zero") && o.zero != 3)
+    sink.add(*p.child("fsdp", false), p.key_path("fsdp"),
+             fmt::format("fsdp: true shards like zero: 3, but zero: {} is given", o.zero));
   o.bucket_mb = static_cast<double>(p.integer("bucket_mb", 25, 1, 1 << 20));
   if (o.global_batch == 0) o.global_batch = o.micro_batch * o.dp;
 
@@ -88,12 +121,15 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
       sink.add(node("system"), p.key_path("system"), e.what());
     }
   }
-  const long long used = static_cast<long long>(o.tp) * o.pp * o.dp;
+  const long long used = static_cast<long long>(o.tp) * o.pp * o.dp * o.cp;
   if (o.gpus > 0 && used != o.gpus)
-    sink.add(node(p.has("dp") ? "dp" : "tp"), p.key_path(p.has("dp") ? "dp" : "tp"),
-             fmt::format("tp x pp x dp = {} x {} x {} = {} GPUs, but {} GPUs are used{}", o.tp,
-                         o.pp, o.dp, used, o.gpus,
-                         p.has("gpus") ? "" : " (the whole system; set gpus: to use fewer)"));
+    sink.add(
+        node(p.has("dp") ? "dp" : "tp"), p.key_path(p.has("dp") ? "dp" : "tp"),
+        fmt::format(
+            "{} = {} GPUs, but {} GPUs are used{}",
+            o.cp > 1 ? fmt::format("tp x cp x pp x dp = {} x {} x {} x {}", o.tp, o.cp, o.pp, o.dp)
+                     : fmt::format("tp x pp x dp = {} x {} x {}", o.tp, o.pp, o.dp),
+            used, o.gpus, p.has("gpus") ? "" : " (the whole system; set gpus: to use fewer)"));
   if (o.schedule == PipeSchedule::kInterleaved) {
     if (o.virtual_stages < 2)
       sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
@@ -109,6 +145,10 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
              "virtual_stages is for schedule: interleaved");
   }
+  if (o.dp % o.ep != 0)
+    sink.add(node("ep"), p.key_path("ep"),
+             fmt::format("ep {} does not divide dp {} (expert parallelism splits the DP group)",
+                         o.ep, o.dp));
   if (o.global_batch % (o.micro_batch * o.dp) != 0)
     sink.add(node("global_batch"), p.key_path("global_batch"),
              fmt::format("global_batch {} is not divisible by micro_batch x dp = {} x {}",
@@ -136,7 +176,33 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
       if (m.layers % o.pp != 0)
         sink.add(node("pp"), p.key_path("pp"),
                  fmt::format("pp {} does not divide the model's {} layers", o.pp, m.layers));
-      if (o.sequence_parallel && o.seq % o.tp != 0)
+      if (!m.is_moe() && o.ep > 1)
+        sink.add(node("ep"), p.key_path("ep"),
+                 fmt::format("ep {} needs a mixture-of-experts model (experts: in the model file)",
+                             o.ep));
+      if (m.is_moe() && m.experts % o.ep != 0)
+        sink.add(node("ep"), p.key_path("ep"),
+                 fmt::format("ep {} does not divide the model's {} experts", o.ep, m.experts));
+      if (m.is_moe() && m.expert_ffn % o.tp != 0)
+        sink.add(node("tp"), p.key_path("tp"),
+                 fmt::format("tp {} does not divide the model's expert FFN width {}", o.tp,
+                             m.expert_ffn));
+      // Megatron-LM asserts it (arguments.py: MoE with tensor parallelism needs sequence
+      // parallelism); the MoE layer here takes its s/tp tokens per rank from it.
+      if (m.is_moe() && o.tp > 1 && !o.sequence_parallel)
+        sink.add(node("sequence_parallel"), p.key_path("sequence_parallel"),
+                 "a mixture-of-experts model with tp > 1 needs sequence_parallel: true (as "
+                 "Megatron-LM requires)");
+      if (o.cp > 1 && o.seq % (2 * o.cp) != 0)
+        sink.add(node("seq"), p.key_path("seq"),
+                 fmt::format("seq {} is not divisible by 2 x cp = {} (context parallelism splits "
+                             "each sequence into 2 x cp chunks)",
+                             o.seq, 2 * o.cp));
+      else if (o.sequence_parallel && (o.seq / o.cp) % o.tp != 0)
+        sink.add(node("seq"), p.key_path("seq"),
+                 fmt::format("seq / cp = {} is not divisible by tp {} (sequence parallelism)",
+                             o.seq / o.cp, o.tp));
+      if (o.cp == 1 && o.sequence_parallel && o.seq % o.tp != 0)
         sink.add(
             node("seq"), p.key_path("seq"),
             fmt::format("seq {} is not divisible by tp {} (sequence parallelism)", o.seq, o.tp));

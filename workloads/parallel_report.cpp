@@ -1,5 +1,9 @@
 // Text and JSON reports of a parallel training step (see workloads/parallel.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
 
 #include "workloads/parallel.hpp"
 
@@ -16,18 +20,44 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string parallel_report_text(const ParallelResult& r, const std::string& model_name) {
   const ParallelOptions& o = r.options;
-  const int gpus = o.tp * o.pp * o.dp;
+  const int gpus = o.gpus_used();
   std::string s;
   s += fmt::format(
-      "{} on {} ({} GPUs of {}): TP {} x PP {} x DP {}{}, micro-batch {}, global batch {} "
+      "{} on {} ({} GPUs of {}): TP {}{} x PP {} x DP {}{}{}, micro-batch {}, global batch {} "
       "({} micro-batches per pipeline), seq {}, {}{}, recompute {}{}\n",
-      model_name, r.system.name, gpus, r.system.total_gpus(), o.tp, o.pp, o.dp,
-      o.sequence_parallel ? " + SP" : "", o.micro_batch, o.global_batch, o.micro_batches(), o.seq,
-      schedule_name(o.schedule),
+      model_name, r.system.name, gpus, r.system.total_gpus(), o.tp,
+      o.cp > 1 ? fmt::format(" x CP {}", o.cp) : "", o.pp, o.dp,
+      o.ep > 1 ? fmt::format(" (EP {} inside DP)", o.ep) : "", o.sequence_parallel ? " + SP" : "",
+      o.micro_batch, o.global_batch, o.micro_batches(), o.seq, schedule_name(o.schedule),
       o.schedule == PipeSchedule::kInterleaved ? fmt::format(" x {} chunks", o.virtual_stages) : "",
-      recompute_name(o.recompute), o.zero ? ", ZeRO-1" : "");
+      recompute_name(o.recompute),
+      o.fsdp   ? ", FSDP"
+      : o.zero ? fmt::format(", ZeRO-{}", o.zero)
+               : "");
   s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
+  if (!o.placement.empty())
+    s += fmt::format("placement (innermost first): {}\n", fmt::join(o.placement, ", "));
+  if (o.cp > 1) {
+    const StageGraphs& g = r.stages.back();
+    s += fmt::format(
+        "CP: ring attention over {} ranks, K/V block {} per step; ring transfers on the last "
+        "stage {} / {} (fwd/bwd, {} / {}), overlapped with the attention blocks\n",
+        o.cp, fmt::format("{:.2f} MB", g.cp_block_bytes / 1e6), ftime(g.cp_fwd_s),
+        ftime(g.cp_bwd_s), g.cp_transfers_fwd, g.cp_transfers_bwd);
+  }
+  bool moe = false;
+  for (const StageGraphs& g : r.stages)
+    moe = moe || g.ep_collectives_fwd > 0 || g.expert_params > 0;
+  if (moe) {
+    const StageGraphs& g = r.stages.back();
+    s += fmt::format(
+        "MoE: {:.0f} tokens per local expert per micro-batch; all-to-all {} per rank ({} of it "
+        "leaving the GPU); EP comm on the last stage {} / {} (fwd/bwd, {} / {} calls)\n",
+        g.tokens_per_expert, fmt::format("{:.2f} MB", g.a2a_bytes / 1e6),
+        fmt::format("{:.2f} MB", g.a2a_bytes * (o.ep - 1) / o.ep / 1e6), ftime(g.ep_fwd_s),
+        ftime(g.ep_bwd_s), g.ep_collectives_fwd, g.ep_collectives_bwd);
+  }
   s += "\nper stage, one micro-batch on one rank:\n";
   s += "  stage  layers   forward   backward   TP comm (fwd/bwd, calls)\n";
   for (std::size_t st = 0; st < r.stages.size(); ++st) {
@@ -47,13 +77,25 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
       "step); p2p per transfer {}\n",
       ftime(r.pipeline_s), ftime(r.ideal_pipeline_s), ftime(r.bubble_s),
       100 * r.bubble_s / r.step_s, ftime(r.p2p_s));
-  if (o.dp > 1)
-    s += fmt::format("DP: {} buckets of {} MB, {} of {} in all, {} exposed after the backward{}\n",
-                     r.dp_buckets, o.bucket_mb, o.zero ? "reduce-scatter" : "all-reduce",
-                     ftime(r.dp_time_s), ftime(r.dp_exposed_s),
-                     r.param_gather_s > 0
-                         ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
-                         : "");
+  if (o.shards_params() && o.dp * o.cp > 1) {
+    const StageGraphs& g = r.stages.back();
+    s += fmt::format(
+        "{}: per layer a parameter all-gather before its forward and its backward (one layer "
+        "prefetched) and a gradient reduce-scatter after its backward; on the last stage {} / {} "
+        "per micro-batch (fwd/bwd, {} / {} calls)\n",
+        o.fsdp ? "FSDP" : "ZeRO-3", ftime(g.fsdp_fwd_s), ftime(g.fsdp_bwd_s), g.fsdp_calls_fwd,
+        g.fsdp_calls_bwd);
+  } else if (o.dp * o.cp > 1)
+    s += fmt::format(
+        "DP: {} buckets{} of {} MB, {} of {} in all, {} exposed after the backward{}\n",
+        r.dp_buckets,
+        r.expert_buckets > 0 ? fmt::format(" ({} of expert gradients over dp / ep = {})",
+                                           r.expert_buckets, o.dp / o.ep)
+                             : "",
+        o.bucket_mb, o.zero_stage() ? "reduce-scatter" : "all-reduce", ftime(r.dp_time_s),
+        ftime(r.dp_exposed_s),
+        r.param_gather_s > 0 ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
+                             : "");
   s += fmt::format("optimizer step {}\n", ftime(r.optimizer_s));
   s += "\ncritical path by category (sums to the step):\n";
   for (const auto& [k, v] : r.critical_s)
@@ -86,6 +128,7 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
     if (o.recompute != Recompute::kFull) s += " recompute: full or selective,";
     if (!o.sequence_parallel && o.tp > 1) s += " sequence_parallel: true,";
     if (o.zero == 0 && o.dp > 1) s += " zero: 1,";
+    if (moe && o.ep < o.dp) s += " a larger ep,";
     s += " a larger pp\n";
   }
   s += fmt::format("\n{} collectives simulated on the fabric (memoized by op, size and group)\n",
@@ -100,6 +143,10 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
   j["parallel"] = {{"tp", o.tp},
                    {"pp", o.pp},
                    {"dp", o.dp},
+                   {"ep", o.ep},
+                   {"cp", o.cp},
+                   {"capacity_factor", o.capacity_factor},
+                   {"placement", placement_order(o)},
                    {"sequence_parallel", o.sequence_parallel},
                    {"micro_batch", o.micro_batch},
                    {"global_batch", o.global_batch},
@@ -109,6 +156,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                    {"virtual_stages", o.virtual_stages},
                    {"recompute", recompute_name(o.recompute)},
                    {"zero", o.zero},
+                   {"fsdp", o.fsdp},
                    {"bucket_mb", o.bucket_mb}};
   j["step_s"] = r.step_s;
   j["tokens_per_s"] = r.tokens_per_s;
@@ -122,6 +170,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
   j["dp"] = {{"buckets", r.dp_buckets},
              {"time_s", r.dp_time_s},
              {"exposed_s", r.dp_exposed_s},
+             {"expert_buckets", r.expert_buckets},
              {"param_all_gather_s", r.param_gather_s}};
   j["optimizer_s"] = r.optimizer_s;
   j["critical_path_s"] = r.critical_s;
@@ -135,7 +184,16 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                   {"backward_s", g.bwd_exec.step_time_s},
                   {"tp_comm_forward_s", g.tp_fwd_s},
                   {"tp_comm_backward_s", g.tp_bwd_s},
-                  {"params", g.params}});
+                  {"ep_comm_forward_s", g.ep_fwd_s},
+                  {"ep_comm_backward_s", g.ep_bwd_s},
+                  {"all_to_all_bytes", g.a2a_bytes},
+                  {"cp_comm_forward_s", g.cp_fwd_s},
+                  {"fsdp_comm_forward_s", g.fsdp_fwd_s},
+                  {"fsdp_comm_backward_s", g.fsdp_bwd_s},
+                  {"cp_comm_backward_s", g.cp_bwd_s},
+                  {"tokens_per_expert", g.tokens_per_expert},
+                  {"params", g.params},
+                  {"expert_params", g.expert_params}});
   }
   nlohmann::json mem = nlohmann::json::array();
   for (std::size_t i = 0; i < r.memory.size(); ++i) {
@@ -211,6 +269,47 @@ std::string parallel_trace_json(const ParallelResult& r) {
                     {"tid", 1},
                     {"ts", us(op.ready_s - r.p2p_s)},
                     {"dur", us(r.p2p_s)}});
+  }
+  // Op-level detail, one track per stream of the rank: every kernel, collective and transfer of
+  // micro-batch 0's forward and of the last micro-batch's backward, at their simulated times
+  // (the stage graph's execution placed at the pipeline op's start). Stream 0 runs the kernels
+  // and the synchronous collectives (TP forward, EP all-to-alls), 1 the asynchronous TP
+  // collectives and the CP ring, 2 and 3 ZeRO-3/FSDP's all-gathers and reduce-scatters.
+  static const char* const kStreams[] = {
+      "stream 0: kernels (detail: micro-batch 0 F, last B)", "stream 1: async TP, CP ring",
+      "stream 2: ZeRO-3/FSDP all-gather", "stream 3: ZeRO-3/FSDP reduce-scatter"};
+  std::map<std::pair<int, int>, bool> named;
+  int last_micro = 0;
+  for (const PipeOp& op : r.pipeline) last_micro = std::max(last_micro, op.micro);
+  for (const PipeOp& op : r.pipeline) {
+    if (op.backward ? op.micro != last_micro : op.micro != 0) continue;
+    const StageGraphs& sg = r.stages[static_cast<std::size_t>(op.vstage)];
+    const Graph& g = op.backward ? sg.backward : sg.forward;
+    const Execution& ex = op.backward ? sg.bwd_exec : sg.fwd_exec;
+    for (std::size_t i = 0; i < g.size() && i < ex.ops.size(); ++i) {
+      const OpNode& n = g.op(static_cast<int>(i));
+      const OpRecord& rec = ex.ops[i];
+      if (n.kind == NodeKind::kWait || n.kind == NodeKind::kHost || n.kind == NodeKind::kSync ||
+          rec.end_s <= rec.start_s)
+        continue;
+      const int stream = std::clamp(rec.stream, 0, 3);
+      const int tid = 10 + stream;
+      if (!named[{op.stage, tid}]) {
+        named[{op.stage, tid}] = true;
+        ev.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", op.stage},
+                      {"tid", tid},
+                      {"args", {{"name", kStreams[stream]}}}});
+      }
+      ev.push_back({{"name", n.name},
+                    {"cat", std::string(category_name(n.category))},
+                    {"ph", "X"},
+                    {"pid", op.stage},
+                    {"tid", tid},
+                    {"ts", us(op.start_s + rec.start_s)},
+                    {"dur", us(rec.end_s - rec.start_s)}});
+    }
   }
   for (int st = 0; st < static_cast<int>(r.stage_events.size()); ++st)
     for (const auto& e : r.stage_events[st])

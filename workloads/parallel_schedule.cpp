@@ -158,8 +158,16 @@ double optimizer_time(const hw::GpuSpec& gpu, double n, TimingMode mode) {
 double forward_flops_per_token(const TransformerConfig& m, long long seq) {
   const double q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim;
   const double h = double(m.d_model);
-  const double gemm = h * (q + 2 * kv) + q * h + (m.gated_mlp ? 3.0 : 2.0) * h * m.ffn;
-  return m.layers * (2 * gemm + 4.0 * seq * q) + 2.0 * h * m.vocab;
+  const double mats = m.gated_mlp ? 3.0 : 2.0;
+  const double attn = h * (q + 2 * kv) + q * h;
+  const double gemm = attn + mats * h * m.ffn;
+  // A MoE layer: the router, top_k routed experts and the shared experts per token (the active
+  // weights; capacity padding is not useful work).
+  const double moe = attn + h * m.experts + mats * h * m.expert_ffn * m.top_k +
+                     mats * h * m.shared_expert_ffn * m.shared_experts;
+  const int moe_layers = m.moe_layer_count();
+  return (m.layers - moe_layers) * 2 * gemm + moe_layers * 2 * moe + m.layers * 4.0 * seq * q +
+         2.0 * h * m.vocab;
 }
 
 }  // namespace
@@ -181,29 +189,36 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   ov.pp = nvs;
   r.stages.resize(nvs);
   for (int vs = 0; vs < nvs; ++vs) {
-    if (vs >= 2 && vs < nvs - 1) {
+    // (With MoE, a stage holding some of the leading dense layers is built on its own.)
+    const int per = m.layers / nvs;
+    const bool like_1 = !m.is_moe() || (per >= m.dense_layers && vs * per >= m.dense_layers);
+    if (vs >= 2 && vs < nvs - 1 && like_1) {
       r.stages[vs] = r.stages[1];
       r.stages[vs].first_layer = vs * r.stages[1].layers;
       continue;
     }
     r.stages[vs] = build_stage(m, ov, vs, gpu, coll, mode);
   }
-  std::vector<double> f(nvs), b(nvs), dev_params(p, 0), dev_fb(p, 0);
+  std::vector<double> f(nvs), b(nvs), dev_params(p, 0), dev_expert(p, 0), dev_fb(p, 0),
+      dev_max_layer(p, 0);
   for (int vs = 0; vs < nvs; ++vs) {
     f[vs] = r.stages[vs].fwd_exec.step_time_s;
     b[vs] = r.stages[vs].bwd_exec.step_time_s;
     dev_params[vs % p] += r.stages[vs].params;
+    dev_expert[vs % p] += r.stages[vs].expert_params;
+    dev_max_layer[vs % p] = std::max(dev_max_layer[vs % p], r.stages[vs].max_layer_params);
     dev_fb[vs % p] += f[vs] + b[vs];
   }
   // Activations (and their gradients) cross stages as one b x s x h bf16 tensor (s/tp of it per
   // rank with sequence parallelism), between the same TP rank of adjacent stages.
   if (nvs > 1) {
-    const double bytes =
-        2.0 * o.micro_batch * o.seq * m.d_model / (o.sequence_parallel && o.tp > 1 ? o.tp : 1);
-    // Every TP rank of a stage sends its share at once: one transfer per TP rank, together.
+    const double bytes = 2.0 * o.micro_batch * o.seq * m.d_model /
+                         (o.sequence_parallel && o.tp > 1 ? o.tp : 1) / o.cp;
+    // Every TP (and CP) rank of a stage sends its share at once: one transfer each, together.
     std::vector<std::vector<int>> pairs;
-    for (int t = 0; t < o.tp; ++t)
-      pairs.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
+    for (int c = 0; c < o.cp; ++c)
+      for (int t = 0; t < o.tp; ++t)
+        pairs.push_back({place_rank(o, t, 0, 0, c), place_rank(o, t, 1, 0, c)});
     r.p2p_s = o.pp_comm_scale * coll.concurrent_time(models::CollOp::kSendRecv, bytes, pairs);
   }
   r.pipeline = simulate_pipeline(o.schedule, micro, f, b, r.p2p_s, v);
@@ -226,35 +241,75 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     double t = lb.end_s;
     double comm_end = lb.end_s;
     const double params = dev_params[st];
-    if (o.dp > 1) {
+    const double expert = dev_expert[st], dense = params - expert;
+    // Gradients are reduced over the DP and CP ranks together (Megatron's data-parallel group
+    // with context parallelism); a routed expert's over those holding the same experts.
+    const int ddp = o.dp * o.cp;
+    const int edp = ddp / std::max(1, o.ep);  // expert data-parallel size
+    // ZeRO-3 / FSDP reduce-scatter each layer's gradients inside every backward (the stage
+    // graphs): nothing is left for the end of the step, and the next forward gathers the
+    // parameters the optimizer updated.
+    if (ddp > 1 && !o.shards_params()) {
       // The stage's tp DP groups (one per TP rank) reduce the same buckets at the same time, on
-      // one fabric.
-      std::vector<std::vector<int>> groups(o.tp);
+      // one fabric. Expert gradients (MoE) go to their own buckets, reduced over the dp / ep
+      // ranks holding the same experts (every such group of the stage at once).
+      std::vector<std::vector<int>> groups(o.tp), egroups;
       for (int t = 0; t < o.tp; ++t)
-        for (int d = 0; d < o.dp; ++d) groups[t].push_back(place_rank(o, t, st, d));
-      const double total = params * o.grad_bytes;
+        for (int d = 0; d < o.dp; ++d)
+          for (int c = 0; c < o.cp; ++c) groups[t].push_back(place_rank(o, t, st, d, c));
+      for (int t = 0; t < o.tp; ++t)
+        for (int e = 0; e < o.ep && edp > 1; ++e) {
+          egroups.emplace_back();
+          for (int j = 0; j < o.dp / o.ep; ++j)
+            for (int c = 0; c < o.cp; ++c)
+              egroups.back().push_back(place_rank(o, t, st, e + o.ep * j, c));
+        }
       const double bucket = o.bucket_mb * 1e6;
-      const int n = static_cast<int>(std::ceil(total / bucket));
-      const auto op = o.zero >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
+      struct Bucket {
+        double ready, bytes;
+        bool expert;
+      };
+      std::vector<Bucket> buckets;
+      // Buckets fill in reverse layer order as the last backward runs (uniformly over it).
+      auto fill = [&](double total, bool is_expert) {
+        const int n = static_cast<int>(std::ceil(total / bucket));
+        for (int k = 0; k < n; ++k)
+          buckets.push_back({lb.start_s + (k + 1.0) / n * (lb.end_s - lb.start_s),
+                             std::min(bucket, total - k * bucket), is_expert});
+        return n;
+      };
+      fill(dense * o.grad_bytes, false);
+      const int nx = edp > 1 ? fill(expert * o.grad_bytes, true) : 0;
+      std::stable_sort(buckets.begin(), buckets.end(),
+                       [](const Bucket& a, const Bucket& b) { return a.ready < b.ready; });
+      const auto op =
+          o.zero_stage() >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
       double busy = 0, end = lb.start_s;
-      for (int k = 0; k < n; ++k) {
-        const double bytes = std::min(bucket, total - k * bucket);
-        const double ready = lb.start_s + (k + 1.0) / n * (lb.end_s - lb.start_s);
-        const double dt = o.dp_comm_scale * coll.concurrent_time(op, bytes, groups);
-        const double begin = std::max(end, ready);
+      for (std::size_t k = 0; k < buckets.size(); ++k) {
+        const Bucket& bk = buckets[k];
+        const double dt =
+            o.dp_comm_scale * coll.concurrent_time(op, bk.bytes, bk.expert ? egroups : groups);
+        const double begin = std::max(end, bk.ready);
         end = begin + dt;
-        r.stage_events[st].push_back({"dp bucket " + std::to_string(k), 1, begin, end});
+        r.stage_events[st].push_back(
+            {(bk.expert ? "expert dp bucket " : "dp bucket ") + std::to_string(k), 1, begin, end});
         busy += dt;
       }
       comm_end = end;
-      if (st == 0) r.dp_buckets = n, r.dp_time_s = busy;
-      if (o.zero >= 1)
-        gather[st] = o.dp_comm_scale *
-                     coll.concurrent_time(models::CollOp::kAllGather, 2.0 * params, groups);
+      if (st == 0)
+        r.dp_buckets = static_cast<int>(buckets.size()), r.expert_buckets = nx, r.dp_time_s = busy;
+      if (o.zero_stage() >= 1) {
+        gather[st] =
+            o.dp_comm_scale * coll.concurrent_time(models::CollOp::kAllGather, 2.0 * dense, groups);
+        if (edp > 1)
+          gather[st] += o.dp_comm_scale *
+                        coll.concurrent_time(models::CollOp::kAllGather, 2.0 * expert, egroups);
+      }
     }
     dp_tail[st] = std::max(0.0, comm_end - std::max(t, r.pipeline[last_op[st]].end_s));
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);
-    opt[st] = optimizer_time(gpu, params / (o.zero >= 1 ? o.dp : 1), mode);
+    opt[st] = optimizer_time(
+        gpu, o.zero_stage() >= 1 ? dense / ddp + expert / std::max(1, edp) : params, mode);
     finish[st] = t + opt[st] + gather[st];
     r.stage_events[st].push_back({"optimizer", 0, t, t + opt[st]});
     if (gather[st] > 0)
@@ -308,11 +363,12 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   if (o.recompute == Recompute::kSelective)  // QK^T and AV re-run: 4 s x q width per token, layer
     extra = tokens * m.layers * 4.0 * o.seq * m.heads * m.head_dim;
   r.hardware_flops = r.model_flops + extra;
-  const int gpus = o.tp * o.pp * o.dp;
+  const int gpus = o.gpus_used();
   const double peak = gpu.matmul_peak(hw::Precision::kBf16) * gpus;
   r.mfu = r.model_flops / r.step_s / peak;
   r.hfu = r.hardware_flops / r.step_s / peak;
-  for (int st = 0; st < p; ++st) r.memory.push_back(stage_memory(m, o, st, dev_params[st]));
+  for (int st = 0; st < p; ++st)
+    r.memory.push_back(stage_memory(m, o, st, dev_params[st], dev_expert[st], dev_max_layer[st]));
   r.collectives_simulated = coll.simulated();
   return r;
 }

@@ -11,8 +11,8 @@ namespace ridge::workloads {
 
 namespace {
 constexpr const char* kTargets[] = {
-    "nvlink_bandwidth", "nic_bandwidth", "tensor",  "hbm_bandwidth", "clock",
-    "sm_count",         "tp_comm",       "pp_comm", "dp_comm",       "bubble"};
+    "nvlink_bandwidth", "nic_bandwidth", "tensor",  "hbm_bandwidth", "clock",   "sm_count",
+    "tp_comm",          "pp_comm",       "dp_comm", "ep_comm",       "cp_comm", "bubble"};
 
 double share(const ParallelResult& r, std::initializer_list<const char*> keys) {
   double s = 0;
@@ -47,7 +47,8 @@ ParallelWhatIf parse_parallel_what_if(const std::string& text) {
     throw std::invalid_argument(fmt::format("what-if '{}': the factor is not a number", text));
   }
   const bool time_factor = w.target == "tp_comm" || w.target == "pp_comm" ||
-                           w.target == "dp_comm" || w.target == "bubble";
+                           w.target == "dp_comm" || w.target == "ep_comm" ||
+                           w.target == "cp_comm" || w.target == "bubble";
   if (time_factor ? w.factor < 0 : w.factor <= 0)
     throw std::invalid_argument(
         fmt::format("what-if '{}': the factor must be {}", text, time_factor ? ">= 0" : "> 0"));
@@ -63,12 +64,26 @@ ParallelWhatIfResult run_parallel_what_if(const TransformerConfig& m, const Para
   ParallelOptions po = o;
   hw::SystemSpec s = sys;
   double time_factor = 1 / w.factor;  // figures: bandwidth x f -> time / f (Amdahl's view)
+  // The EP all-to-alls ride NVLink when an EP group is inside a node, the NICs otherwise.
+  bool ep_in_node = true;
+  for (int e = 1; e < o.ep; ++e)
+    ep_in_node = ep_in_node &&
+                 place_rank(o, 0, 0, e) / sys.node.gpus == place_rank(o, 0, 0, 0) / sys.node.gpus;
   if (w.target == "nvlink_bandwidth") {
     s.node.nvlink.bandwidth *= w.factor;
-    r.fraction = share(base, {"tp_comm"});
+    r.fraction = ep_in_node ? share(base, {"tp_comm", "ep_comm"}) : share(base, {"tp_comm"});
   } else if (w.target == "nic_bandwidth") {
     s.node.nics.bandwidth *= w.factor;
-    r.fraction = share(base, {"pp_comm", "dp_comm"});
+    r.fraction = ep_in_node ? share(base, {"pp_comm", "dp_comm"})
+                            : share(base, {"pp_comm", "dp_comm", "ep_comm"});
+  } else if (w.target == "cp_comm") {
+    time_factor = w.factor;
+    po.cp_comm_scale *= w.factor;
+    r.fraction = share(base, {"cp_comm"});
+  } else if (w.target == "ep_comm") {
+    time_factor = w.factor;
+    po.ep_comm_scale *= w.factor;
+    r.fraction = share(base, {"ep_comm"});
   } else if (w.target == "tp_comm" || w.target == "pp_comm" || w.target == "dp_comm") {
     time_factor = w.factor;
     (w.target == "tp_comm"   ? po.tp_comm_scale

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "workloads/builder_util.hpp"
 
 namespace ridge::workloads {
@@ -423,7 +425,18 @@ void infer_layer(Emitter& e, const TransformerConfig& m, const Shapes& x, long l
   e.elementwise("residual2", "add", x.T * x.d);
 }
 
+// The single-GPU builders have dense MLPs only: a mixture-of-experts model runs in a parallel
+// study (workloads/parallel.hpp), where its experts, router and all-to-alls are built.
+void require_dense(const TransformerConfig& m) {
+  if (m.is_moe())
+    throw std::invalid_argument(fmt::format(
+        "{}: a mixture-of-experts model ({} experts) runs only in a study with a parallel: block "
+        "(the single-GPU workloads build dense MLPs)",
+        m.name, m.experts));
+}
+
 Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, bool prefill) {
+  require_dense(m);
   Graph g;
   Emitter e(g);
   const long long s = prefill ? o.prompt : 1;
@@ -471,6 +484,7 @@ Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, boo
 }  // namespace
 
 Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
+  require_dense(m);
   Graph g;
   Emitter e(g);
   // opt.zero_grad(set_to_none=True): host work only, walking every parameter tensor.
