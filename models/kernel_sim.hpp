@@ -28,11 +28,24 @@
 
 namespace ridge::models {
 
+/// The capacities and latencies of a GpuSim's memory links (B/s, seconds).
+struct GpuSimLinks {
+  double l2_bandwidth = 0, hbm_bandwidth = 0, sm_port_bandwidth = 0;
+  double l2_latency_s = 0, hbm_latency_s = 0;
+};
+
+/// The links the fast mode's physics uses: L2 and HBM at their figures x l2_efficiency and
+/// hbm_efficiency, the SM port at sm_l2_bytes_per_cycle x boost clock.
+GpuSimLinks fitted_links(const hw::GpuSpec& gpu, const KernelParams& params);
+
 /// A GPU on the engine: SMs, an L2 and HBM, accepting kernel launches on streams.
 class GpuSim {
  public:
-  /// Builds the GPU's links on `sim` (which must outlive this).
+  /// Builds the GPU's links on `sim` (which must outlive this), with fitted_links().
   GpuSim(sim::Simulator& sim, const hw::GpuSpec& gpu, const KernelParams& params);
+  /// The same with the given memory links (the interval model: datasheet peaks).
+  GpuSim(sim::Simulator& sim, const hw::GpuSpec& gpu, const KernelParams& params,
+         const GpuSimLinks& links);
   ~GpuSim();
   GpuSim(const GpuSim&) = delete;
   GpuSim& operator=(const GpuSim&) = delete;
