@@ -12,9 +12,12 @@
 // run in order, kernel_gap apart, their blocks dispatched kernel_startup after they start; an SM
 // launches one block per block_dispatch, so n blocks resident on an SM last at least n of them.
 // Sources: as models/kernel; max-min sharing of links as sim/flow.
+// The link figures are an argument: fitted_links() (the fast mode's efficiencies) or the interval
+// model's datasheet peaks (models/interval, the detailed mode's physics, whose KernelSetup
+// carries its own per-block compute time and bytes in flight).
 // Ignores: what models/kernel ignores; block scheduling policy details (the hardware's GPC-level
 // dispatcher), preemption, priorities between streams.
-// Validation: not yet validated on hardware; agrees with the fast mode within 10% (tests/kernel).
+// Validation: validate/README.md, "Detailed mode (interval model) against the fast mode".
 #pragma once
 
 #include <functional>
