@@ -126,19 +126,23 @@ KernelSetup interval_setup(const hw::GpuSpec& gpu, const KernelParams& k, const 
   return interval_setup(gpu, k, desc, interval_hw(gpu, k));
 }
 
-double simulate_kernel_interval(const hw::GpuSpec& gpu, const KernelParams& params,
-                                const KernelSetup& kernel, const IntervalHw& h) {
-  sim::Simulator sim;
-  KernelParams p = params;
-  p.kernel_startup = 0;
-  p.kernel_gap = 0;
+GpuSimLinks interval_links(const IntervalHw& h) {
   GpuSimLinks links;
   links.l2_bandwidth = h.l2_bandwidth;
   links.hbm_bandwidth = h.hbm_bandwidth;
   links.sm_port_bandwidth = h.sm_l2_bytes_per_cycle * h.clock_hz;
   links.l2_latency_s = h.l2_latency_s;
   links.hbm_latency_s = std::max(h.hbm_latency_s, h.l2_latency_s);
-  GpuSim g(sim, gpu, p, links);
+  return links;
+}
+
+double simulate_kernel_interval(const hw::GpuSpec& gpu, const KernelParams& params,
+                                const KernelSetup& kernel, const IntervalHw& h) {
+  sim::Simulator sim;
+  KernelParams p = params;
+  p.kernel_startup = 0;
+  p.kernel_gap = 0;
+  GpuSim g(sim, gpu, p, interval_links(h));
   double t = 0;
   g.launch(0, kernel, [&](sim::Time start, sim::Time end) { t = (end - start).seconds(); });
   sim.run();

@@ -41,6 +41,7 @@
 
 #include "hw/gpu_spec.hpp"
 #include "models/kernel.hpp"
+#include "models/kernel_sim.hpp"
 
 namespace ridge::models {
 
@@ -92,6 +93,11 @@ KernelSetup interval_setup(const hw::GpuSpec& gpu, const KernelParams& params,
                            const KernelDesc& desc, const IntervalHw& hw);
 KernelSetup interval_setup(const hw::GpuSpec& gpu, const KernelParams& params,
                            const KernelDesc& desc);
+
+/// The GpuSim links of the interval model: L2 and HBM at their datasheet peaks, the SM port at
+/// sm_l2_bytes_per_cycle x clock, the model's latencies. Kernels launched on a GpuSim built with
+/// them (interval_setup kernels, on several streams) share SMs, the port, L2 and HBM.
+GpuSimLinks interval_links(const IntervalHw& hw);
 
 /// One kernel alone on an idle GPU under the interval model, on the sim/ engine (no start-up).
 double simulate_kernel_interval(const hw::GpuSpec& gpu, const KernelParams& params,
