@@ -18,6 +18,17 @@ static void BM_DetailedGemm8192(benchmark::State& state) {
 }
 BENCHMARK(BM_DetailedGemm8192)->Unit(benchmark::kMillisecond);
 
+// The detailed mode on a streaming kernel of many small blocks (the interval model's per-block
+// cost dominates less than the engine's events: one dispatch and two to three flows per block).
+static void BM_DetailedElementwise(benchmark::State& state) {
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto op = models::OpSpec::parse("elementwise", {"op=add", "n=100000000"});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(models::predict_kernel(g, op, models::Mode::kDetailed).time_s);
+  }
+}
+BENCHMARK(BM_DetailedElementwise)->Unit(benchmark::kMillisecond);
+
 static void BM_FastUncached(benchmark::State& state, std::string kind, std::vector<std::string> p) {
   const hw::GpuSpec g = hw::find_gpu("h200");
   const auto op = models::OpSpec::parse(kind, p);

@@ -98,7 +98,8 @@ void register_kernel(CLI::App& app, Action& action) {
   cmd->add_option("op", *kind, "op kind (see `ridge describe ops`)")->required();
   cmd->add_option("params", *params, "key=value parameters");
   cmd->add_option("--gpu", *gpu, "GPU name, alias or config file")->capture_default_str();
-  cmd->add_option("--mode", *mode, "fast (closed form) or detailed (event simulation)")
+  cmd->add_option("--mode", *mode,
+                  "fast (closed form, fitted) or detailed (interval model on the event engine)")
       ->capture_default_str();
   cmd->add_option("--timing", *timing, "kernel (GPU duration) or per_call (events around a call)")
       ->capture_default_str();

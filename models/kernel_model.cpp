@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "models/clock_model.hpp"
+#include "models/interval.hpp"
 #include "models/kernel.hpp"
 #include "models/kernel_sim.hpp"
 #include "models/launch.hpp"
@@ -126,10 +127,15 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
   } else {
     nlohmann::json kernels = nlohmann::json::array();
     double longest = -1;
+    const IntervalHw ihw = mode == Mode::kFast ? IntervalHw{} : interval_hw(gpu, kp);
     for (const PlannedKernel& pk : plan.kernels) {
-      const KernelSetup s = kernel_setup(gpu, kp, pk.desc);
+      // Fast: the fitted closed form. Detailed: the interval model (models/interval) on the
+      // engine, its bound and waves from the interval model's closed form.
+      const KernelSetup s = mode == Mode::kFast ? kernel_setup(gpu, kp, pk.desc)
+                                                : interval_setup(gpu, kp, pk.desc, ihw);
       const KernelEstimate e = estimate_kernel(s);
-      const double t_boost = mode == Mode::kFast ? e.time_s : simulate_kernel_work(gpu, kp, s);
+      const double t_boost =
+          mode == Mode::kFast ? e.time_s : simulate_kernel_interval(gpu, kp, s, ihw);
       // The power roof (models/clock_model.hpp): a kernel whose dynamic power at the boost clock
       // would exceed the board's cap runs at the clock that meets it, in both modes.
       const double grid = static_cast<double>(s.desc.grid);
@@ -174,6 +180,8 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
         p.detail["compute_s"] = e.compute_s;
         p.detail["memory_s"] = e.memory_s;
         p.detail["bytes_in_flight_per_block"] = s.inflight_per_block;
+        if (mode == Mode::kDetailed)
+          p.detail["interval"] = interval_block(ihw, s.desc, s.occupancy.warps_per_block).to_json();
       }
     }
     p.detail["kernels"] = std::move(kernels);

@@ -29,15 +29,27 @@ struct GpuSim::Stream {
   bool ran_before = false;
 };
 
+GpuSimLinks fitted_links(const hw::GpuSpec& gpu, const KernelParams& params) {
+  GpuSimLinks l;
+  l.sm_port_bandwidth = params.sm_l2_bytes_per_cycle * gpu.clocks.boost_hz;
+  l.l2_latency_s = params.l2_latency;
+  l.hbm_latency_s = std::max(params.hbm_latency, l.l2_latency_s);
+  l.l2_bandwidth = gpu.memory.l2_bandwidth * params.l2_efficiency;
+  l.hbm_bandwidth = gpu.memory.hbm_bandwidth * params.hbm_efficiency;
+  return l;
+}
+
 GpuSim::GpuSim(sim::Simulator& sim, const hw::GpuSpec& gpu, const KernelParams& params)
+    : GpuSim(sim, gpu, params, fitted_links(gpu, params)) {}
+
+GpuSim::GpuSim(sim::Simulator& sim, const hw::GpuSpec& gpu, const KernelParams& params,
+               const GpuSimLinks& links)
     : sim_(sim), net_(sim), params_(params) {
-  const double port = params.sm_l2_bytes_per_cycle * gpu.clocks.boost_hz;
-  const double l2_lat = params.l2_latency;
-  const double hbm_lat = std::max(params.hbm_latency, l2_lat);
-  l2_ = net_.add_link("L2", gpu.memory.l2_bandwidth * params.l2_efficiency,
-                      sim::Time::from_seconds(l2_lat));
-  hbm_ = net_.add_link("HBM", gpu.memory.hbm_bandwidth * params.hbm_efficiency,
-                       sim::Time::from_seconds(hbm_lat - l2_lat));
+  const double port = links.sm_port_bandwidth;
+  const double l2_lat = links.l2_latency_s;
+  const double hbm_lat = std::max(links.hbm_latency_s, l2_lat);
+  l2_ = net_.add_link("L2", links.l2_bandwidth, sim::Time::from_seconds(l2_lat));
+  hbm_ = net_.add_link("HBM", links.hbm_bandwidth, sim::Time::from_seconds(hbm_lat - l2_lat));
   sms_.resize(static_cast<size_t>(gpu.sm.count));
   for (size_t i = 0; i < sms_.size(); ++i) {
     sms_[i].compute = net_.add_link(fmt::format("SM{} compute", i), kPsPerSecond);

@@ -12,9 +12,12 @@
 // run in order, kernel_gap apart, their blocks dispatched kernel_startup after they start; an SM
 // launches one block per block_dispatch, so n blocks resident on an SM last at least n of them.
 // Sources: as models/kernel; max-min sharing of links as sim/flow.
+// The link figures are an argument: fitted_links() (the fast mode's efficiencies) or the interval
+// model's datasheet peaks (models/interval, the detailed mode's physics, whose KernelSetup
+// carries its own per-block compute time and bytes in flight).
 // Ignores: what models/kernel ignores; block scheduling policy details (the hardware's GPC-level
 // dispatcher), preemption, priorities between streams.
-// Validation: not yet validated on hardware; agrees with the fast mode within 10% (tests/kernel).
+// Validation: validate/README.md, "Detailed mode (interval model) against the fast mode".
 #pragma once
 
 #include <functional>
@@ -28,11 +31,24 @@
 
 namespace ridge::models {
 
+/// The capacities and latencies of a GpuSim's memory links (B/s, seconds).
+struct GpuSimLinks {
+  double l2_bandwidth = 0, hbm_bandwidth = 0, sm_port_bandwidth = 0;
+  double l2_latency_s = 0, hbm_latency_s = 0;
+};
+
+/// The links the fast mode's physics uses: L2 and HBM at their figures x l2_efficiency and
+/// hbm_efficiency, the SM port at sm_l2_bytes_per_cycle x boost clock.
+GpuSimLinks fitted_links(const hw::GpuSpec& gpu, const KernelParams& params);
+
 /// A GPU on the engine: SMs, an L2 and HBM, accepting kernel launches on streams.
 class GpuSim {
  public:
-  /// Builds the GPU's links on `sim` (which must outlive this).
+  /// Builds the GPU's links on `sim` (which must outlive this), with fitted_links().
   GpuSim(sim::Simulator& sim, const hw::GpuSpec& gpu, const KernelParams& params);
+  /// The same with the given memory links (the interval model: datasheet peaks).
+  GpuSim(sim::Simulator& sim, const hw::GpuSpec& gpu, const KernelParams& params,
+         const GpuSimLinks& links);
   ~GpuSim();
   GpuSim(const GpuSim&) = delete;
   GpuSim& operator=(const GpuSim&) = delete;

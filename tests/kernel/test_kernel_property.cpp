@@ -93,23 +93,22 @@ TEST_CASE("an op's time grows with its size", "[property]") {
   }
 }
 
-TEST_CASE("fast and detailed modes agree within 10% over a sweep of every op", "[property]") {
+TEST_CASE("fast and detailed modes time the same kernels of every op", "[property]") {
+  // The modes share the op's plan (models/op_library) and differ in physics (the detailed mode is
+  // the interval model, models/interval; validate/README.md compares them against measurements):
+  // they launch the same kernels with the same grids, and both answer a positive, finite time.
   const hw::GpuSpec g = hw::find_gpu("h200");
   std::mt19937_64 rng(42);
-  double worst = 0;
-  std::string worst_op;
   for (int i = 0; i < 84; ++i) {
     const std::string& kind = kKinds[i % kKinds.size()];
     const auto op = test::random_op(kind, rng);
     const auto f = models::predict_kernel(g, op, models::Mode::kFast);
     const auto d = models::predict_kernel(g, op, models::Mode::kDetailed);
-    const double err = std::fabs(d.time_s - f.time_s) / d.time_s;
     INFO(op.str() << ": fast " << f.time_s << " s, detailed " << d.time_s << " s");
-    CHECK(err <= 0.10);
-    if (err > worst) {
-      worst = err;
-      worst_op = op.str();
-    }
+    CHECK(d.kernels == f.kernels);
+    CHECK(d.kernel_name == f.kernel_name);
+    CHECK(d.grid == f.grid);
+    CHECK(std::isfinite(d.time_s));
+    CHECK(d.time_s > 0);
   }
-  WARN("worst fast-vs-detailed difference " << 100 * worst << "% on " << worst_op);
 }
