@@ -54,11 +54,9 @@ long long DiffusionConfig::output_width() const {
 
 namespace {
 
-// Widths (d_model), vocabulary and positions: far beyond any published model, inside 32 bits
-// once multiplied by the batch and sequence limits of a workload.
-constexpr long long kMaxWidth = 1 << 20;
-constexpr long long kMaxVocab = 1 << 24;
-constexpr long long kMaxPositions = 1 << 24;
+// Widths (d_model): the range workloads/file_keys.cpp gives model.d_model (a VAE stage's channels
+// share it).
+const long long kMaxWidth = file_key(model_keys(), "model.d_model").hi;
 
 // An integer model key, its range from model_keys() (the table `ridge describe model` prints).
 long long mint(hw::MapReader& r, std::string_view prefix, std::string_view key,
