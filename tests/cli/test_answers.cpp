@@ -171,3 +171,17 @@ TEST_CASE("answers: an overlay's change is reported at the overlay's line", "[co
                  "gpt2-small.yaml:10:10: model.heads: must divide d_model (770 / 12 "
                  "leaves 2), or give head_dim"));
 }
+
+TEST_CASE("crash: a graph file without kind is an error, not SIGSEGV", "[config-errors]") {
+  // Found by fuzz_graph (an empty input): the kind check dereferenced the missing key's node.
+  Scratch s;
+  s.write("nk.yaml", "question: q\n");
+  s.write("empty.yaml", "");
+  for (const char* f : {"nk.yaml", "empty.yaml"}) {
+    const Run r = run_ridge(std::string("export chakra ") + f + " --out o.et", s.dir);
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(contains(r.output, "kind: missing required key"));
+    CHECK(!s.exists("o.et"));
+  }
+}
