@@ -48,6 +48,7 @@ FILES = {
     "cases.yaml": "- {op: gemm, parms: {m: 8, n: 8, k: 8}}\n",
     "precision.yaml": "study:\n  model: gpt2-small\n  workloads:\n    - {label: autocast, kind: train, seq: 256, precision: autocast}\n"
                       "    - {label: mixed, kind: train, seq: 256, precision: mixed}\n",
+    "nokind-graph.yaml": "question: q\n",
     "selective.yaml": "study:\n  model: gpt2-small\n  workload: {kind: train, seq: 256, recompute: selective}\n",
 }
 
@@ -57,6 +58,7 @@ ROWS = [
     ("crash", "what-if factor near zero", "ridge run small.yaml --what-if 'sm_count*0.001'"),
     ("crash", "what-if factor huge", "ridge run small.yaml --what-if 'sm_count*1e300'"),
     ("crash", "what-if in a study", "ridge run whatif.yaml"),
+    ("crash", "graph file without `kind` (found by fuzz_graph)", "ridge export chakra nokind-graph.yaml --out g.et"),
     ("crash", "JSON nested 300,000 deep", "ridge predict deep.json"),
     ("crash", "JSON nested 300,000 deep", "ridge compare deep-records.json"),
     ("crash", "JSON nested 300,000 deep", "ridge calibrate deep-records.json --out o.yaml"),

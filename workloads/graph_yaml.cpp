@@ -76,7 +76,9 @@ GraphFile read_graph_yaml(const hw::ConfigNode& root) {
       }
       hw::MapReader m(ops->items[i], path, sink);
       const std::string name = m.text("name");
-      if (last_id.count(name))
+      // A missing name is reported by text(); two missing ones are not a duplicate (that
+      // dereferenced the absent key's node: found by fuzz_graph).
+      if (!name.empty() && last_id.count(name))
         sink.add(*m.child("name", false), m.key_path("name"), "duplicate op name '" + name + "'");
       OpNode n;
       n.name = name;

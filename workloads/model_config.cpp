@@ -211,9 +211,10 @@ ModelConfig read_model_config(const hw::LoadedConfig& config) {
 
 ModelConfig load_model_config(const std::string& name_or_path) {
   std::string path = name_or_path;
-  if (!std::filesystem::exists(path)) {
+  std::error_code ec;  // a name the file system refuses is a missing file, not an exception
+  if (!std::filesystem::exists(path, ec)) {
     const std::string shipped = hw::config_dir() + "/models/" + name_or_path + ".yaml";
-    if (std::filesystem::exists(shipped)) path = shipped;
+    if (std::filesystem::exists(shipped, ec)) path = shipped;
   }
   return read_model_config(hw::load_config_file(path));
 }

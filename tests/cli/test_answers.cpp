@@ -185,3 +185,25 @@ TEST_CASE("crash: a graph file without kind is an error, not SIGSEGV", "[config-
     CHECK(!s.exists("o.et"));
   }
 }
+
+TEST_CASE("crash: two graph ops without a name are not a duplicate", "[config-errors]") {
+  // Found by fuzz_graph: the duplicate check dereferenced the missing name's node (SIGSEGV).
+  Scratch s;
+  s.write("g.yaml", "kind: graph\nops:\n  - {time: 1 ms}\n  - {time: 2 ms}\n");
+  const Run r = run_ridge("export chakra g.yaml --out o.et", s.dir);
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, "ops[1].name: missing required key"));
+  CHECK(!contains(r.output, "duplicate"));
+}
+
+TEST_CASE("a model name the file system refuses is a missing model", "[config-errors]") {
+  // Found by fuzz_study: a 300-byte name made std::filesystem throw (ENAMETOOLONG): exit 1,
+  // "filesystem error", no file or line. It is now the model loader's error about that file.
+  Scratch s;
+  s.write("study.yaml", "study:\n  model: " + std::string(300, 'x') +
+                            "\n  workload: {kind: decode, context: 8}\n");
+  const Run r = run_ridge("run study.yaml", s.dir);
+  CHECK(r.status == 2);
+  CHECK(!contains(r.output, "filesystem error"));
+  CHECK(contains(r.output, "problem(s) in the configuration"));
+}
