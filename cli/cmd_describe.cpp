@@ -6,14 +6,16 @@
 #include "cli/output.hpp"
 #include "hw/limits.hpp"
 #include "hw/model_params.hpp"
+#include "models/cases.hpp"
 #include "models/op.hpp"
+#include "models/records.hpp"
+#include "workloads/file_keys.hpp"
 
 namespace ridge::cli {
 
-void describe_serve(std::string& text, nlohmann::json& j);       // cli/cmd_serve.cpp
-void describe_parallel(std::string& text, nlohmann::json& j);    // cli/cmd_run.cpp
-void describe_model_keys(std::string& text, nlohmann::json& j);  // cli/cmd_model_keys.cpp
-void describe_plan(std::string& text, nlohmann::json& j);        // cli/cmd_plan.cpp
+void describe_serve(std::string& text, nlohmann::json& j);     // cli/cmd_serve.cpp
+void describe_parallel(std::string& text, nlohmann::json& j);  // cli/cmd_run.cpp
+void describe_plan(std::string& text, nlohmann::json& j);      // cli/cmd_plan.cpp
 
 namespace {
 std::string_view type_name(models::ParamType t) {
@@ -29,27 +31,74 @@ std::string_view type_name(models::ParamType t) {
   }
   return "?";
 }
+// A study or model key table: key, type, default, range (integers), meaning.
+void describe_file_keys(const std::vector<workloads::FileKey>& keys, std::string& text,
+                        nlohmann::json& j) {
+  Table t({"key", "type", "default", "range", "meaning"});
+  for (const auto& k : keys) {
+    const bool ranged = k.lo <= k.hi;
+    const std::string range = ranged ? fmt::format("{} .. {}", k.lo, k.hi) : "";
+    t.row({k.path, k.type, *k.fallback ? k.fallback : "(required)", range, k.meaning});
+    nlohmann::json e = {
+        {"key", k.path}, {"type", k.type}, {"default", k.fallback}, {"meaning", k.meaning}};
+    if (ranged) {
+      e["min"] = k.lo;
+      e["max"] = k.hi;
+    }
+    j.push_back(e);
+  }
+  text = t.str();
+}
+
 }  // namespace
 
 void register_describe(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "describe",
-      "every key users can write: the op vocabulary (ops), the model "
-      "parameters (params), input limits (limits), serving studies "
-      "(serve), systems (system), parallel training (parallel), layout planning (plan), graph "
-      "files (graph), imported graphs (import), model files (model), sweeps (sweep)");
+      "every key users can write: the op vocabulary (ops), the model parameters (params), input "
+      "limits (limits), serving studies (serve), systems (system), parallel training (parallel), "
+      "layout planning (plan), sweeps (sweep), graph files (graph), imported graphs (import), "
+      "study files (study), model files (model), predict cases (cases), measurement records "
+      "(records)");
   auto what = std::make_shared<std::string>("ops");
   cmd->add_option("what", *what,
-                  "ops, params, limits, serve, system, parallel, plan, graph (kind: graph files), "
-                  "import (imported graphs), model (transformer model-file keys) or sweep")
+                  "ops, params, limits, serve, system, parallel, plan, sweep, graph (kind: graph "
+                  "files), import (imported graphs), study, model, cases (ridge predict input) or "
+                  "records")
       ->check(CLI::IsMember({"ops", "params", "limits", "serve", "system", "parallel", "plan",
-                             "graph", "import", "model", "sweep"}));
+                             "sweep", "graph", "import", "study", "model", "cases", "records"}));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, what, as_json] {
     action = [=] {
       nlohmann::json j = nlohmann::json::array();
       std::string text;
-      if (*what == "system") {
+      if (*what == "study") {
+        describe_file_keys(workloads::study_keys(), text, j);
+        text +=
+            "\nA parallel: block: ridge describe parallel. Serving studies: ridge describe "
+            "serve. Graph files: ridge describe graph.\n";
+      } else if (*what == "model") {
+        describe_file_keys(workloads::model_keys(), text, j);
+      } else if (*what == "cases" || *what == "records") {
+        Table t({"key", "type", "default", "meaning"});
+        const auto row = [&](const char* key, const char* type, const char* fallback,
+                             const char* meaning) {
+          t.row({key, type, *fallback ? fallback : "(required)", meaning});
+          j.push_back({{"key", key}, {"type", type}, {"default", fallback}, {"meaning", meaning}});
+        };
+        if (*what == "cases") {
+          for (const auto& k : models::case_keys()) row(k.key, k.type, k.fallback, k.meaning);
+          text = "A YAML (or JSON) list of cases, each a map of:\n" + t.str() +
+                 "\nOr a ridge.records/1 file (ridge describe records): its records are "
+                 "predicted.\n";
+        } else {
+          for (const auto& k : models::record_keys()) row(k.path, k.type, k.fallback, k.meaning);
+          text =
+              "A JSON object (schema ridge.records/1; validate/README.md). Keys Ridge reads "
+              "(any other key of a record is kept as written):\n" +
+              t.str();
+        }
+      } else if (*what == "system") {
         describe_system_keys(text, j);
       } else if (*what == "graph" || *what == "import") {
         text = describe_import_topic(*what, j);
@@ -89,8 +138,6 @@ void register_describe(CLI::App& app, Action& action) {
         describe_sweep(text, j);
       } else if (*what == "parallel") {
         describe_parallel(text, j);
-      } else if (*what == "model") {
-        describe_model_keys(text, j);
       } else if (*what == "plan") {
         describe_plan(text, j);
       } else {

@@ -24,6 +24,7 @@ nlohmann::json prediction_json(const models::KernelPrediction& p) {
           {"achieved_flops_per_s", p.achieved_flops_per_s},
           {"achieved_bytes_per_s", p.achieved_bytes_per_s},
           {"roof_fraction", p.roof_fraction},
+          {"roof", p.roof},
           {"grid", p.grid},
           {"block", p.block},
           {"waves", p.waves},
@@ -59,10 +60,19 @@ std::string prediction_text(const models::OpSpec& op, const hw::GpuSpec& g, mode
   t.row({"kernel time", fmt_time(p.kernel_time_s)});
   t.row({"per-call time", fmt_time(p.per_call_time_s)});
   t.row({"bound", p.bound});
-  t.row({"achieved", fmt::format("{}, {} HBM", fmt_rate(p.achieved_flops_per_s),
-                                 fmt_bw(p.achieved_bytes_per_s))});
-  t.row({"roof fraction", fmt::format("{:.1f}% of the {} roof", 100 * p.roof_fraction,
-                                      p.bound == "compute" ? "compute" : "memory")});
+  // A PCIe copy's bytes cross PCIe, not HBM (it was labelled HBM).
+  t.row(
+      {"achieved", fmt::format("{}, {} {}", fmt_rate(p.achieved_flops_per_s),
+                               fmt_bw(p.achieved_bytes_per_s), p.roof == "PCIe" ? "PCIe" : "HBM")});
+  t.row({"roof fraction", fmt::format("{:.1f}% of the {} roof", 100 * p.roof_fraction, p.roof)});
+  if (p.bound == "latency") {
+    const bool set = g.model.count("max_inflight_bytes_per_sm") > 0;
+    t.row({"why latency",
+           fmt::format("the bytes one SM keeps in flight ({:.0f} B, max_inflight_bytes_per_sm: {}) "
+                       "over the load latency feed it slower than it computes",
+                       g.param("max_inflight_bytes_per_sm"),
+                       set ? "from the GPU config" : "the default, not fitted on this GPU")});
+  }
   t.row({"FLOPs", fmt::format("{:.4g}", p.flops)});
   t.row({"HBM bytes", fmt_bytes(p.hbm_bytes)});
   t.row({"L2 bytes", fmt_bytes(p.l2_bytes)});

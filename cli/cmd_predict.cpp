@@ -16,6 +16,7 @@
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
+#include "models/cases.hpp"
 #include "models/kernel_model.hpp"
 #include "models/op_support.hpp"
 
@@ -23,116 +24,6 @@ namespace ridge::cli {
 
 nlohmann::json prediction_json(const models::KernelPrediction& p);
 models::Mode parse_mode(const std::string& s);
-models::Timing parse_timing(const std::string& s);
-
-namespace {
-
-// A cases YAML file read through the strict reader's parser (alias expansion and depth bounded),
-// as JSON.
-nlohmann::json yaml_to_json(const hw::ConfigNode& n) {
-  switch (n.kind) {
-    case hw::ConfigNode::Kind::kMap: {
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& [k, v] : n.entries) j[k] = yaml_to_json(v);
-      return j;
-    }
-    case hw::ConfigNode::Kind::kSequence: {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& v : n.items) j.push_back(yaml_to_json(v));
-      return j;
-    }
-    case hw::ConfigNode::Kind::kScalar: {
-      const std::string& s = n.scalar;
-      if (s == "true" || s == "false") return s == "true";
-      try {
-        size_t pos = 0;
-        const long long v = std::stoll(s, &pos);
-        if (pos == s.size()) return v;
-        const double d = std::stod(s, &pos);
-        if (pos == s.size()) return d;
-      } catch (const std::exception&) {
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
-
-struct Case {
-  std::string id;
-  models::OpSpec op;
-  models::Timing timing = models::Timing::kKernel;
-  nlohmann::json record;  // the input record (records files), echoed
-};
-
-// Measurement methods that time one call with events, launch included; anything else is kernel.
-models::Timing timing_of_method(const std::string& m) {
-  return (m == "per_call" || m == "events_per_call" || m == "wall") ? models::Timing::kPerCall
-                                                                    : models::Timing::kKernel;
-}
-
-std::vector<Case> read_cases(const std::string& path, std::vector<std::string>& errors) {
-  const std::string text = hw::read_input_file(path);
-  nlohmann::json doc;
-  bool records = false;
-  if (path.ends_with(".json")) {
-    if (const std::string deep = hw::json_depth_error(text); !deep.empty())
-      throw std::invalid_argument(fmt::format("{}: {}", path, deep));
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(fmt::format("{}: not valid JSON: {}", path, e.what()));
-    }
-  } else {
-    doc = yaml_to_json(hw::parse_yaml(text, path));  // ConfigException: file:line:col
-  }
-  nlohmann::json list;
-  if (doc.is_object() && doc.contains("records")) {
-    records = true;
-    if (doc.value("schema", "") != "ridge.records/1") {
-      errors.push_back(fmt::format("{}: schema: expected \"ridge.records/1\"", path));
-    }
-    list = doc["records"];
-  } else {
-    list = doc;
-  }
-  if (!list.is_array()) {
-    throw std::invalid_argument(fmt::format(
-        "{}: expected a list of cases ({{op, params, timing}}) or a ridge.records/1 object", path));
-  }
-  std::vector<Case> out;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const auto& c = list[i];
-    const std::string where = fmt::format("{}: {} {}", path, records ? "record" : "case", i);
-    try {
-      if (!c.is_object() || !c.contains("op") || !c["op"].is_string()) {
-        throw std::invalid_argument("expected an object with a string 'op'");
-      }
-      Case k;
-      k.id = c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>()
-                                                     : fmt::format("case{}", i);
-      k.op = models::OpSpec::from_json(c["op"].get<std::string>(),
-                                       c.value("params", nlohmann::json::object()));
-      if (c.contains("timing")) {
-        const auto& t = c["timing"];
-        if (t.is_string())
-          k.timing = parse_timing(t.get<std::string>());
-        else if (t.is_object() && t.contains("method") && t["method"].is_string())
-          k.timing = timing_of_method(t["method"].get<std::string>());
-        else
-          throw std::invalid_argument("timing: expected kernel|per_call or {method: ...}");
-      }
-      if (records) k.record = c;
-      out.push_back(std::move(k));
-    } catch (const std::exception& e) {
-      errors.push_back(fmt::format("{}: {}", where, e.what()));
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 void register_predict(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("predict", "predict a file of cases or measurement records");
@@ -147,7 +38,8 @@ void register_predict(CLI::App& app, Action& action) {
     action = [=] {
       const models::Mode m = parse_mode(*mode);
       std::vector<std::string> errors;
-      const std::vector<Case> cases = read_cases(*file, errors);
+      const std::vector<models::Case> cases =
+          models::parse_cases(hw::read_input_file(*file), *file, errors);
       if (!errors.empty()) {
         std::string all;
         for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
@@ -157,7 +49,7 @@ void register_predict(CLI::App& app, Action& action) {
       const hw::GpuSpec g = hw::find_gpu(*gpu);
       nlohmann::json recs = nlohmann::json::array();
       Table t({"id", "op", "timing", "time", "bound"});
-      for (const Case& c : cases) {
+      for (const models::Case& c : cases) {
         if (std::string why = models::unsupported_reason(g, c.op); !why.empty()) {
           errors.push_back(fmt::format("{}: {}: {}", *file, c.id, why));
           continue;
@@ -174,7 +66,7 @@ void register_predict(CLI::App& app, Action& action) {
         throw std::invalid_argument(
             fmt::format("{}\n{} problem(s); nothing was written", all, errors.size()));
       }
-      for (const Case& c : cases) {
+      for (const models::Case& c : cases) {
         const auto p = models::predict_kernel(g, c.op, m, c.timing);
         nlohmann::json r = c.record.is_object() ? c.record : nlohmann::json::object();
         r["id"] = c.id;

@@ -29,6 +29,8 @@ void register_import(CLI::App& app, Action& action);
 void register_chakra(CLI::App& app, Action& action);
 void register_sweep(CLI::App& app, Action& action);
 void register_plan(CLI::App& app, Action& action);
+/// Shows detailed-mode progress on stderr (cli/detailed_progress.cpp).
+void install_progress_reporter();
 
 /// Runs a study file (configs/studies/*.yaml) and prints its report; returns the exit code.
 int run_study_path(const std::string& path);

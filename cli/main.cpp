@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ridge::cli::register_chakra(app, action);
   ridge::cli::register_sweep(app, action);
   ridge::cli::register_plan(app, action);
+  ridge::cli::install_progress_reporter();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

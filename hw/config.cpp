@@ -1,5 +1,6 @@
 #include "hw/config.hpp"
 
+#include "hw/key_record.hpp"
 #include "hw/limits.hpp"
 
 #include <fmt/format.h>
@@ -249,7 +250,30 @@ std::string MapReader::key_path(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
+namespace {
+std::set<std::string>* g_key_recorder = nullptr;
+}  // namespace
+
+void record_config_keys(std::set<std::string>* into) {
+  g_key_recorder = into;
+}
+
+void note_config_key(const std::string& path) {
+  if (g_key_recorder) g_key_recorder->insert(path);
+}
+
 void MapReader::note(std::string_view key) {
+  if (g_key_recorder) {
+    // study.workloads[3].kind -> study.workloads[].kind
+    std::string p, full = key_path(key);
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      p += full[i];
+      if (full[i] == '[') {
+        while (i + 1 < full.size() && full[i + 1] != ']') ++i;
+      }
+    }
+    g_key_recorder->insert(p);
+  }
   if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
 }
 

@@ -62,7 +62,18 @@ std::vector<Limit> limits_table() {
       {"detailed_blocks", fmt::format("{:.0e}", kMaxDetailedBlocks), "--mode detailed",
        "thread blocks simulated as events per op (kernel, predict) or per workload execution "
        "(distinct shapes once); beyond it, an error that offers fast mode"},
+      {"run_memory", "4 GiB", "serving runs",
+       "Ridge's own memory for a run's largest structures (requests held, per-request records), "
+       "estimated before they are built"},
   };
+}
+
+void require_run_memory(double bytes, const std::string& what) {
+  if (bytes > kMaxRunMemoryBytes)
+    throw std::invalid_argument(fmt::format(
+        "{}: would hold ~{:.1f} GB in Ridge's memory, over the run budget of 4 GiB (see `ridge "
+        "describe limits`)",
+        what, bytes / 1e9));
 }
 
 std::string read_input_file(const std::string& path) {

@@ -47,6 +47,14 @@ inline constexpr long long kMaxGraphOps = 500000;
 /// workload execution (each distinct shape once); ~3 us each here, so the budget is ~30 s.
 inline constexpr double kMaxDetailedBlocks = 1e7;
 
+/// Ridge's own memory for the largest structures of one run, estimated before they are built (a
+/// disaggregated serving run holds every request several times: 10^8 requests were ~30 GB). The
+/// machines Ridge runs on have 8 GiB and more; a graph at the graph_ops limit holds ~0.5 GB.
+inline constexpr double kMaxRunMemoryBytes = 4.0 * (1ULL << 30);
+/// Throws std::invalid_argument "WHAT: would hold ~X GB of Ridge's memory, over the run budget..."
+/// when `bytes` is over kMaxRunMemoryBytes.
+void require_run_memory(double bytes, const std::string& what);
+
 /// One limit, for `ridge describe limits`.
 struct Limit {
   std::string_view name;

@@ -112,6 +112,7 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
     p.achieved_bytes_per_s = (plan.copy_pcie ? op.f("bytes") : plan.copy_bytes) / p.time_s;
     p.roof_fraction = p.achieved_bytes_per_s /
                       (plan.copy_pcie ? gpu.interconnect.pcie_bandwidth : gpu.memory.hbm_bandwidth);
+    p.roof = plan.copy_pcie ? "PCIe" : "HBM";
     p.waves = 0;
     p.detail["transfer_s"] = xfer;
     return p;
@@ -215,16 +216,23 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
   const double f_compute = peak > 0 ? p.achieved_flops_per_s / peak : 0;
   const double f_hbm = p.achieved_bytes_per_s / gpu.memory.hbm_bandwidth;
   const double f_l2 = p.time_s > 0 ? p.l2_bytes / p.time_s / gpu.memory.l2_bandwidth : 0;
-  if (p.bound == "compute")
-    p.roof_fraction = f_compute;
-  else if (p.bound == "l2")
-    p.roof_fraction = f_l2;
-  else if (p.bound == "hbm" || p.bound == "latency")
-    p.roof_fraction = f_hbm;
-  else if (p.bound == "power")
-    p.roof_fraction = std::max(f_compute, f_hbm) > 0 ? 1.0 : 0.0;  // on the power roof
-  else
-    p.roof_fraction = std::max(f_compute, f_hbm);
+  if (p.bound == "compute") {
+    p.roof_fraction = f_compute, p.roof = "compute";
+  } else if (p.bound == "l2") {
+    p.roof_fraction = f_l2, p.roof = "L2";
+  } else if (p.bound == "hbm") {
+    p.roof_fraction = f_hbm, p.roof = "HBM";
+  } else if (p.bound == "power") {
+    // On the power roof (models/clock_model).
+    p.roof_fraction = std::max(f_compute, f_hbm) > 0 ? 1.0 : 0.0, p.roof = "power";
+  } else {
+    // Latency or launch bound: no roof binds, so the fraction is of the roof the kernel comes
+    // nearest (a B200 8192-cubed GEMM, latency-bound in the model, reaches 72% of its tensor
+    // peak and 7% of HBM: "7% of the memory roof" read as a kernel far from every limit).
+    p.roof_fraction = f_compute, p.roof = "compute";
+    if (f_hbm > p.roof_fraction) p.roof_fraction = f_hbm, p.roof = "HBM";
+    if (p.bound == "latency" && f_l2 > p.roof_fraction) p.roof_fraction = f_l2, p.roof = "L2";
+  }
   return p;
 }
 

@@ -36,6 +36,9 @@ struct KernelPrediction {
   double flops = 0, hbm_bytes = 0, l2_bytes = 0;
   double achieved_flops_per_s = 0, achieved_bytes_per_s = 0;
   double roof_fraction = 0;  ///< achieved / the applicable roof (compute or memory)
+  /// The roof roof_fraction is measured against: "compute", "HBM", "L2" or "PCIe" (a
+  /// latency-bound kernel: the nearest of compute, HBM and L2, whichever it reaches most of).
+  std::string roof;
   long long grid = 0;
   int block = 0;
   int waves = 0;

@@ -9,9 +9,45 @@
 #include <stdexcept>
 
 #include "hw/config.hpp"
+#include "hw/key_record.hpp"
 #include "hw/limits.hpp"
 
 namespace ridge::models {
+
+const std::vector<RecordKey>& record_keys() {
+  static const std::vector<RecordKey> keys = {
+      {"schema", "text", "", "must be \"ridge.records/1\""},
+      {"device", "map", "{}", "the device measured (name, driver, clocks, ...), kept as written"},
+      {"records", "list", "", "the measurements"},
+      {"records[].id", "text", "",
+       "unique name of the measurement (its hash picks the held-out third)"},
+      {"records[].op", "text", "",
+       "op kind (ridge describe ops); an op outside the vocabulary is kept but not predicted"},
+      {"records[].params", "map", "",
+       "the op's parameters (ridge describe ops); other keys (library, algorithm) kept, unused"},
+      {"records[].timing", "map", "(none: not compared)", "the measured time"},
+      {"records[].timing.median_us", "number (us)", "", "median time of one repetition, > 0"},
+      {"records[].timing.method", "kernel|per_call|host", "kernel",
+       "kernel: device time of the kernels alone; per_call: one call with its launch, from the "
+       "host; host: the CPU cost of issuing it (not a kernel prediction)"},
+  };
+  return keys;
+}
+
+namespace {
+// A key the reader reads, looked up in record_keys() (a key missing there is a programming error
+// any test reading records finds); returns its last component.
+std::string key(std::string_view path) {
+  for (const auto& k : record_keys()) {
+    if (k.path == path) {
+      hw::note_config_key(std::string(path));
+      const auto dot = path.rfind('.');
+      return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+    }
+  }
+  throw std::logic_error(fmt::format("records key '{}' is not in record_keys()", path));
+}
+}  // namespace
 
 RecordFile read_records(const std::string& path) {
   return parse_records(hw::read_input_file(path), path);
@@ -44,15 +80,20 @@ RecordFile parse_records_json(const std::string& text, const std::string& path) 
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(fmt::format("{}: not JSON: {}", path, e.what()));
   }
-  if (!j.is_object() || j.value("schema", "") != "ridge.records/1") {
+  const std::string kSchema = key("schema"), kDevice = key("device"), kRecords = key("records"),
+                    kId = key("records[].id"), kOp = key("records[].op"),
+                    kParams = key("records[].params"), kTiming = key("records[].timing"),
+                    kMedian = key("records[].timing.median_us"),
+                    kMethod = key("records[].timing.method");
+  if (!j.is_object() || !j.contains(kSchema) || j[kSchema] != "ridge.records/1") {
     throw std::invalid_argument(
         fmt::format("{}: expected an object with \"schema\": \"ridge.records/1\"", path));
   }
-  if (!j.contains("records") || !j["records"].is_array()) {
+  if (!j.contains(kRecords) || !j[kRecords].is_array()) {
     throw std::invalid_argument(fmt::format("{}: expected a \"records\" array", path));
   }
-  out.device = j.value("device", nlohmann::json::object());
-  const auto& recs = j["records"];
+  out.device = j.value(kDevice, nlohmann::json::object());
+  const auto& recs = j[kRecords];
   for (size_t i = 0; i < recs.size(); ++i) {
     const auto& r = recs[i];
     auto bad = [&](const std::string& what) {
@@ -62,21 +103,22 @@ RecordFile parse_records_json(const std::string& text, const std::string& path) 
     Record rec;
     rec.file = path;
     rec.index = i;
-    if (!r.contains("id") || !r["id"].is_string()) throw bad("expected a string \"id\"");
-    if (!r.contains("op") || !r["op"].is_string()) throw bad("expected a string \"op\"");
-    if (!r.contains("params") || !r["params"].is_object())
-      throw bad("expected an object \"params\"");
-    rec.id = r["id"];
-    rec.op = r["op"];
-    rec.params = r["params"];
+    if (!r.contains(kId) || !r[kId].is_string()) throw bad("expected a string \"id\"");
+    if (!r.contains(kOp) || !r[kOp].is_string()) throw bad("expected a string \"op\"");
+    if (!r.contains(kParams) || !r[kParams].is_object()) throw bad("expected an object \"params\"");
+    rec.id = r[kId];
+    rec.op = r[kOp];
+    rec.params = r[kParams];
     rec.raw = r;
-    if (r.contains("timing")) {
-      const auto& t = r["timing"];
-      if (!t.is_object() || !t.contains("median_us") || !t["median_us"].is_number()) {
+    if (r.contains(kTiming)) {
+      const auto& t = r[kTiming];
+      if (!t.is_object() || !t.contains(kMedian) || !t[kMedian].is_number()) {
         throw bad("timing: expected an object with a number \"median_us\"");
       }
-      rec.median_s = t["median_us"].get<double>() * 1e-6;
-      rec.method = t.value("method", "kernel");
+      rec.median_s = t[kMedian].get<double>() * 1e-6;
+      rec.method = t.contains(kMethod) && t[kMethod].is_string() ? t[kMethod].get<std::string>()
+                   : t.contains(kMethod)                         ? std::string("?")
+                                                                 : std::string("kernel");
       if (rec.method != "kernel" && rec.method != "per_call" && rec.method != "host") {
         throw bad("timing.method: expected kernel, per_call or host");
       }

@@ -31,6 +31,17 @@ struct RecordFile {
   std::vector<Record> records;
 };
 
+/// One key of a records file that Ridge reads (dotted path, list items as []); any other key of a
+/// record is kept as written (echoed by `ridge predict`) and otherwise ignored. Drives
+/// `ridge describe records`; the reader looks every key it reads up here, so the two cannot drift.
+struct RecordKey {
+  const char* path;
+  const char* type;
+  const char* fallback;  ///< "" when required
+  const char* meaning;
+};
+const std::vector<RecordKey>& record_keys();
+
 /// Reads a records file strictly: not JSON, wrong schema, or a record without id, op, params or
 /// timing.median_us is an error naming the file, the record index and what was expected
 /// (std::invalid_argument). Params outside the op vocabulary are kept in `params` but leave

@@ -42,6 +42,14 @@ FILES = {
     "together-model.yaml": f"base: {MODELS}/gpt2-small.yaml\nmodel: {{norm: rmsnrom}}\n",
     "together.yaml": "study:\n  model: together-model.yaml\n  gpu: h2000\n  mode: fsat\n  workload: {kind: decode, context: 8}\n",
     "out.yaml": "existing overlay\n",
+    "tokens.yaml": "study:\n  model: llama3-8b\n  workload: {kind: train, micro_batch: 1048576, seq: 8192}\n",
+    "disagg.yaml": "kind: serve\nserve:\n  model: llama3-8b\n  arrivals: {process: poisson, rate_per_s: 10, requests: 100000000, prompt_tokens: 512, output_tokens: 128}\n"
+                   "  disaggregated: {prefill_gpus: 1, decode_gpus: 1}\n",
+    "cases.yaml": "- {op: gemm, parms: {m: 8, n: 8, k: 8}}\n",
+    "precision.yaml": "study:\n  model: gpt2-small\n  workloads:\n    - {label: autocast, kind: train, seq: 256, precision: autocast}\n"
+                      "    - {label: mixed, kind: train, seq: 256, precision: mixed}\n",
+    "nokind-graph.yaml": "question: q\n",
+    "selective.yaml": "study:\n  model: gpt2-small\n  workload: {kind: train, seq: 256, recompute: selective}\n",
 }
 
 ROWS = [
@@ -50,6 +58,7 @@ ROWS = [
     ("crash", "what-if factor near zero", "ridge run small.yaml --what-if 'sm_count*0.001'"),
     ("crash", "what-if factor huge", "ridge run small.yaml --what-if 'sm_count*1e300'"),
     ("crash", "what-if in a study", "ridge run whatif.yaml"),
+    ("crash", "graph file without `kind` (found by fuzz_graph)", "ridge export chakra nokind-graph.yaml --out g.et"),
     ("crash", "JSON nested 300,000 deep", "ridge predict deep.json"),
     ("crash", "JSON nested 300,000 deep", "ridge compare deep-records.json"),
     ("crash", "JSON nested 300,000 deep", "ridge calibrate deep-records.json --out o.yaml"),
@@ -78,7 +87,15 @@ ROWS = [
     ("silent", "`workloads: []`", "ridge run empty.yaml"),
     ("silent", "`base: /etc/shadow`", "ridge hw show shadow.yaml"),
     ("questionable", "`communication*2` where nothing communicates", "ridge run small.yaml --what-if 'communication*2'"),
+    ("unbounded", "disaggregated serving of 10^8 requests", "ridge serve disagg.yaml"),
+    ("questionable", "faster HBM makes the host-bound eager decode slower", "ridge run " + os.path.join(ROOT, "configs/studies/default.yaml") + " | grep -E 'hbm_bandwidth|note'"),
+    ("questionable", "`precision: autocast` and `mixed` give identical step times", "ridge run precision.yaml | grep -E '^(== |step time)'"),
+    ("questionable", "`recompute: selective` equals `none` with no note", "ridge run selective.yaml | grep -E 'note:'"),
+    ("questionable", "B200 8192-cubed bf16 GEMM reported latency-bound", "ridge kernel gemm m=8192 n=8192 k=8192 --gpu b200 | grep -E '^(bound|achieved|roof|why)'"),
+    ("questionable", "a PCIe copy's bandwidth labelled HBM", "ridge kernel copy bytes=1073741824 direction=h2d | grep -E '^(bound|achieved|roof)'"),
     ("unexplained", "errors in study, model and GPU together; did-you-mean for values", "ridge run together.yaml"),
+    ("unexplained", "an op the kernel model refuses names no file or line", "ridge run tokens.yaml"),
+    ("unexplained", "a misspelt key in a `predict` cases file was ignored", "ridge predict cases.yaml"),
     ("unexplained", "CLI argument error", "ridge run --no-such-flag"),
 ]
 
@@ -104,12 +121,13 @@ def main():
         for cls, what, cmd in ROWS:
             p = subprocess.run(cmd.replace("ridge ", RIDGE + " ", 1), shell=True, cwd=d, capture_output=True, text=True, timeout=120)
             out = p.stderr.strip() if p.returncode != 0 else (p.stderr.strip() or p.stdout.strip())
-            lines = [l for l in out.splitlines() if l][:3]
+            lines = [l for l in out.splitlines() if l][:4]
             msg = "<br>".join(l.replace("|", "\\|").replace(d + "/", "").replace(ROOT + "/", "") for l in lines)
             extra = ""
             if "t.json" in cmd:
                 extra = " (t.json written: %s)" % ("yes" if os.path.exists(os.path.join(d, "t.json")) else "no")
-            print(f"| {cls} | {what} | `{cmd}` | {p.returncode} | {msg}{extra} |")
+            shown = cmd.replace(ROOT + "/", "").replace("|", "\\|")
+            print(f"| {cls} | {what} | `{shown}` | {p.returncode} | {msg}{extra} |")
 
 
 main()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, the tests in a normal build, the tests again
-# under AddressSanitizer + UndefinedBehaviorSanitizer, the config fuzzer for a bounded time, and
+# under AddressSanitizer + UndefinedBehaviorSanitizer, the parser fuzzers for a bounded time, and
 # the CUDA validation backend compiled where nvcc exists (it runs only on a GPU).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,24 +24,38 @@ cmake --build build/asan -j"$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== fuzz the parsers (libFuzzer, bounded: 120 s in all)"
+echo "== fuzz the parsers (libFuzzer, bounded: 150 s in all)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_FUZZ=ON \
       -DRIDGE_TESTS=OFF -DRIDGE_BENCH=OFF -DRIDGE_VALIDATE=OFF >/dev/null
-cmake --build build/fuzz --target fuzz_config fuzz_model fuzz_study fuzz_records -j"$jobs"
-# fuzz TARGET SECONDS SEEDS...: a fresh corpus of the seeds (fuzz/corpus/ holds issue 21's bombs).
+fuzz_targets="fuzz_config fuzz_model fuzz_study fuzz_records fuzz_cases fuzz_trace fuzz_graph"
+fuzz_targets="$fuzz_targets fuzz_timeline fuzz_kineto"
+# shellcheck disable=SC2086
+cmake --build build/fuzz --target $fuzz_targets -j"$jobs"
+# fuzz TARGET SECONDS DICT SEEDS...: a fresh corpus of the seeds (fuzz/corpus/ holds issue 21's
+# bombs and the crashes found so far), with a dictionary of the format's tokens and keys.
 fuzz() {
-  local target="$1" seconds="$2"
-  shift 2
+  local target="$1" seconds="$2" dict="fuzz/dict/$3.dict"
+  shift 3
   local corpus
   corpus="$(mktemp -d)"
   cp "$@" "$corpus/"
   "./build/fuzz/fuzz/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-    -rss_limit_mb=2048 "$corpus" 2>&1 | tail -2
+    -rss_limit_mb=2048 -dict="$dict" "$corpus" 2>&1 | tail -2
   rm -rf "$corpus"
 }
-fuzz fuzz_config "${RIDGE_FUZZ_SECONDS:-45}" configs/hw/*.yaml configs/systems/*.yaml \
+kineto_seeds="$(mktemp -d)"
+for f in tests/workloads/data/kineto/*.json.gz; do
+  gzip -dc "$f" >"$kineto_seeds/$(basename "$f" .gz)" || true  # truncated.json.gz ends early
+done
+fuzz fuzz_config "${RIDGE_FUZZ_SECONDS:-25}" yaml configs/hw/*.yaml configs/systems/*.yaml \
   tests/data/config-errors/*.yaml tests/data/systems/*.yaml
-fuzz fuzz_model 25 configs/models/*.yaml fuzz/corpus/model/*
-fuzz fuzz_study 25 configs/studies/*.yaml tests/workloads/data/bad_study.yaml fuzz/corpus/study/*
-fuzz fuzz_records 25 tests/data/records/*.json validate/data/h200/launch.json fuzz/corpus/records/*
+fuzz fuzz_model 15 yaml configs/models/*.yaml fuzz/corpus/model/*
+fuzz fuzz_study 20 yaml configs/studies/*.yaml tests/workloads/data/bad_study.yaml fuzz/corpus/study/*
+fuzz fuzz_records 15 json tests/data/records/*.json validate/data/h200/launch.json fuzz/corpus/records/*
+fuzz fuzz_cases 15 yaml fuzz/corpus/cases/*
+fuzz fuzz_trace 15 json fuzz/corpus/trace/*
+fuzz fuzz_graph 15 yaml configs/graphs/*.yaml fuzz/corpus/graph/*
+fuzz fuzz_timeline 15 json fuzz/corpus/timeline/*
+fuzz fuzz_kineto 15 json "$kineto_seeds"/* fuzz/corpus/kineto/*
+rm -rf "$kineto_seeds"
 echo "== all tests passed"

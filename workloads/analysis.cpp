@@ -220,6 +220,33 @@ WhatIfResult run_what_if(const Graph& g, const hw::GpuSpec& gpu, const ExecOptio
   }
   r.fraction = std::min(1.0, base.step_time_s > 0 ? sum / base.step_time_s : 0.0);
   r.amdahl_speedup = 1.0 / ((1.0 - r.fraction) + r.fraction / w.factor);
+  // A step that moves against the what-if (hbm_bandwidth*1.5 slower) is explained by what changed:
+  // the kernels chosen for the changed GPU (a split-K plan adds a reduction kernel, which costs the
+  // host a launch), or the host and GPU time.
+  const bool better = w.factor > 1;
+  if ((better && r.simulated_speedup < 1 - 1e-9) || (!better && r.simulated_speedup > 1 + 1e-9)) {
+    const auto ms = [](double s) { return fmt::format("{:.3f} ms", s * 1e3); };
+    r.note = fmt::format(
+        "{} although {} is {}: kernels launched {} -> {}, host busy {} -> {}, GPU busy {} -> "
+        "{}{}",
+        r.simulated_speedup < 1 ? "slower" : "faster", w.target, better ? "better" : "worse",
+        base.kernels, ex.kernels, ms(base.host_busy_s), ms(ex.host_busy_s), ms(base.gpu_busy_s),
+        ms(ex.gpu_busy_s),
+        ex.kernels != base.kernels
+            ? " (the kernel plans chosen for the changed GPU launch a different number of "
+              "kernels, and each launch costs host time)"
+            : "");
+  } else if (std::fabs(r.simulated_speedup - 1) < 1e-12) {
+    // An option that changes nothing says so (attention*2 on a host-bound decode: hidden).
+    r.note = w.gpu_figure ? fmt::format(
+                                "changes nothing here: no op on the critical path is bound "
+                                "by {}",
+                                w.target)
+                          : fmt::format(
+                                "changes nothing here: the {} ops are off the critical "
+                                "path",
+                                w.target);
+  }
   return r;
 }
 

@@ -62,6 +62,9 @@ struct WhatIfResult {
   double simulated_speedup = 0;
   double fraction = 0;        ///< f
   double amdahl_speedup = 0;  ///< 1 / ((1 - f) + f / s)
+  /// Set when the step moved against the what-if (a faster figure, a slower step, or the
+  /// reverse): what changed between the two runs (kernels launched, host and GPU busy time).
+  std::string note;
 };
 /// Throws std::invalid_argument when a what-if on a category or op kind names nothing in `g`
 /// (a 1.00x answer that means nothing), naming what `g` does have; `label` names the workload.

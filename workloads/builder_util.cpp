@@ -1,5 +1,7 @@
 #include "workloads/builder_util.hpp"
 
+#include "workloads/op_timer.hpp"
+
 #include <algorithm>
 
 namespace ridge::workloads {
@@ -31,7 +33,11 @@ int Emitter::kernel(const std::string& name, Category c, std::string_view kind,
   n.name = name;
   n.kind = NodeKind::kKernel;
   n.category = c;
-  n.op = models::OpSpec::from_json(kind, params);
+  try {
+    n.op = models::OpSpec::from_json(kind, params);
+  } catch (const std::invalid_argument& e) {
+    throw OpError(prefix + name, std::string(kind), params, e.what());
+  }
   n.kernels = kernels;
   n.host_dispatches = dispatches;
   return add(std::move(n));

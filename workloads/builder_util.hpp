@@ -37,6 +37,7 @@ class Emitter {
 
   std::string prefix;
   int layer = -1;
+  bool bf16_weights = false;  ///< training with bf16 weights (precision: mixed): no weight casts
   int stream = 0;
   HostPath host_path = HostPath::kPlain;  ///< given to every op added
   Graph& graph() { return g_; }

@@ -117,7 +117,11 @@ class Run {
   int kernels_of(const OpNode& n) {
     if (n.kind != NodeKind::kKernel) return n.kind == NodeKind::kCopy ? 1 : 0;
     if (n.fixed_time_s > 0) return n.kernels;
-    return std::max(n.kernels, timer_.kernels(n.op));
+    try {
+      return std::max(n.kernels, timer_.kernels(n.op));
+    } catch (const OpError& e) {
+      throw OpError(n.name, e.kind, e.params, e.why);  // the op refused, by its name in the graph
+    }
   }
 
   Time launch_cost(int id, const OpNode& n) {

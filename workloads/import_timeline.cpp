@@ -5,12 +5,19 @@
 #include <cmath>
 
 #include "hw/config.hpp"
+#include "hw/limits.hpp"
 #include "workloads/kernel_classify.hpp"
 
 namespace ridge::workloads {
 
 ImportedRun import_e2e_timeline(const std::string& path, const std::string& part) {
-  const std::string text = read_maybe_gzip(path);
+  return parse_e2e_timeline(read_maybe_gzip(path), path, part);
+}
+
+ImportedRun parse_e2e_timeline(const std::string& text, const std::string& path,
+                               const std::string& part) {
+  if (const std::string deep = hw::json_depth_error(text); !deep.empty())
+    throw TraceError(fmt::format("{}: {}", path, deep));
   const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded()) throw TraceError(path + ": not JSON");
   if (!doc.is_object() || doc.value("schema", "") != "ridge.e2e_timeline/1")

@@ -18,5 +18,8 @@ namespace ridge::workloads {
 /// Imports `part` ("full": CPU + CUDA profile, or "light": CUDA only) of a timeline file
 /// (.json or .json.gz). Throws TraceError naming the file and the row.
 ImportedRun import_e2e_timeline(const std::string& path, const std::string& part);
+/// The same from the file's (decompressed) text; `path` names it in messages.
+ImportedRun parse_e2e_timeline(const std::string& text, const std::string& path,
+                               const std::string& part);
 
 }  // namespace ridge::workloads

@@ -7,6 +7,7 @@
 
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
+#include "workloads/file_keys.hpp"
 
 namespace ridge::workloads {
 
@@ -70,11 +71,16 @@ long long DiffusionConfig::output_width() const {
 
 namespace {
 
-// Widths (d_model), vocabulary and positions: far beyond any published model, inside 32 bits
-// once multiplied by the batch and sequence limits of a workload.
-constexpr long long kMaxWidth = 1 << 20;
-constexpr long long kMaxVocab = 1 << 24;
-constexpr long long kMaxPositions = 1 << 24;
+// Widths (d_model): the range workloads/file_keys.cpp gives model.d_model (a VAE stage's channels
+// share it).
+const long long kMaxWidth = file_key(model_keys(), "model.d_model").hi;
+
+// An integer model key, its range from model_keys() (the table `ridge describe model` prints).
+long long mint(hw::MapReader& r, std::string_view prefix, std::string_view key,
+               std::optional<long long> fallback) {
+  const FileKey& k = file_key(model_keys(), fmt::format("{}.{}", prefix, key));
+  return r.integer(key, fallback, k.lo, k.hi);
+}
 
 // A whole, positive channel count: "512abc" is not 512.
 bool parse_channels(const std::string& s, long long& out) {
@@ -87,31 +93,39 @@ TransformerConfig read_transformer(hw::MapReader& m) {
   t.name = m.text("name");
   t.style = m.choice("style", "gpt", {"gpt", "llama"});
   if (t.style.empty()) t.style = "gpt";  // reported
-  t.layers = static_cast<int>(m.integer("layers", std::nullopt, 1, hw::kMaxLayers));
+  t.layers = static_cast<int>(mint(m, "model", "layers", std::nullopt));
   // Sizes bounded to what a model has (the largest published d_model is ~25,600) and what the
   // builders' 32-bit counts hold: d_model 1e12 was truncated to 32 bits.
-  t.d_model = m.integer("d_model", std::nullopt, 1, kMaxWidth);
-  t.heads = static_cast<int>(m.integer("heads", std::nullopt, 1, 65536));
-  t.kv_heads = static_cast<int>(m.integer("kv_heads", t.heads, 1, 65536));
+  t.d_model = mint(m, "model", "d_model", std::nullopt);
+  t.heads = static_cast<int>(mint(m, "model", "heads", std::nullopt));
+  t.kv_heads = static_cast<int>(mint(m, "model", "kv_heads", t.heads));
   const bool explicit_head_dim = m.has("head_dim");
   t.head_dim =
-      static_cast<int>(m.integer("head_dim", t.heads > 0 ? t.d_model / t.heads : 64, 1, 1024));
+      static_cast<int>(mint(m, "model", "head_dim", t.heads > 0 ? t.d_model / t.heads : 64));
   if (!explicit_head_dim && t.heads > 0 && t.d_model <= kMaxWidth && t.d_model % t.heads != 0) {
     // head_dim = d_model / heads, as PyTorch's MultiheadAttention and HF models require.
-    m.sink().add(*m.child("heads", false), m.key_path("heads"),
+    const hw::ConfigNode* heads = m.child("heads", false);
+    const hw::ConfigNode* width = m.child("d_model", false);
+    m.sink().add(*heads, m.key_path("heads"),
                  fmt::format("must divide d_model ({} / {} leaves {}), or give head_dim", t.d_model,
                              t.heads, t.d_model % t.heads));
+    // An overlay that changes one of the two: its own line is named too (the error stood only at
+    // the base file's heads when an overlay set d_model).
+    if (width && heads && width->file != heads->file)
+      m.sink().add(*width, m.key_path("d_model"),
+                   fmt::format("{} is not divisible by heads {} ({}:{})", t.d_model, t.heads,
+                               heads->file, heads->line));
   }
-  t.ffn = m.integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
+  t.ffn = mint(m, "model", "ffn", std::nullopt);
   t.gated_mlp = m.boolean("gated_mlp", false);
   t.activation =
       m.choice("activation", t.gated_mlp ? "silu" : "gelu_tanh", {"gelu_tanh", "silu", "gelu"});
-  t.vocab = m.integer("vocab", std::nullopt, 1, kMaxVocab);
+  t.vocab = mint(m, "model", "vocab", std::nullopt);
   t.tied_embeddings = m.boolean("tied_embeddings", false);
   const std::string norm = m.choice("norm", "layernorm", {"layernorm", "rmsnorm"});
   t.norm = norm == "rmsnorm" ? NormType::kRmsNorm : NormType::kLayerNorm;
   t.bias = m.boolean("bias", t.norm == NormType::kLayerNorm);
-  t.max_positions = m.integer("max_positions", std::nullopt, 1, kMaxPositions);
+  t.max_positions = mint(m, "model", "max_positions", std::nullopt);
   t.position =
       m.choice("position", t.style == "llama" ? "rope" : "learned", {"learned", "rope", "none"});
   t.norm_impl = m.choice("norm_impl", t.norm == NormType::kRmsNorm ? "composed" : "fused",
@@ -121,12 +135,12 @@ TransformerConfig read_transformer(hw::MapReader& m) {
                  "composed is the Hugging Face RMSNorm's form: give norm: rmsnorm, or fused");
   t.loss_dtype = m.choice("loss_dtype", "bf16", {"bf16", "fp32"});
   // Mixture of experts: all of these need `experts`.
-  t.experts = static_cast<int>(m.integer("experts", 0, 0, 1 << 16));
-  t.top_k = static_cast<int>(m.integer("top_k", 1, 1, 1 << 16));
-  t.expert_ffn = m.integer("expert_ffn", t.ffn, 1, 4 * kMaxWidth);
-  t.shared_experts = static_cast<int>(m.integer("shared_experts", 0, 0, 1 << 16));
-  t.shared_expert_ffn = m.integer("shared_expert_ffn", t.expert_ffn, 1, 4 * kMaxWidth);
-  t.dense_layers = static_cast<int>(m.integer("dense_layers", 0, 0, hw::kMaxLayers));
+  t.experts = static_cast<int>(mint(m, "model", "experts", 0));
+  t.top_k = static_cast<int>(mint(m, "model", "top_k", 1));
+  t.expert_ffn = mint(m, "model", "expert_ffn", t.ffn);
+  t.shared_experts = static_cast<int>(mint(m, "model", "shared_experts", 0));
+  t.shared_expert_ffn = mint(m, "model", "shared_expert_ffn", t.expert_ffn);
+  t.dense_layers = static_cast<int>(mint(m, "model", "dense_layers", 0));
   for (const char* k :
        {"top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "dense_layers"})
     if (t.experts == 0 && m.has(k))
@@ -152,42 +166,42 @@ DiffusionConfig read_diffusion(hw::MapReader& m) {
   d.name = m.text("name");
   d.dtype = m.text("dtype", "bf16");
   if (auto t = m.map("text_encoder")) {
-    d.text.layers = static_cast<int>(t->integer("layers", std::nullopt, 1, hw::kMaxLayers));
-    d.text.d_model = t->integer("d_model", std::nullopt, 1, kMaxWidth);
-    d.text.heads = static_cast<int>(t->integer("heads", std::nullopt, 1, 65536));
-    d.text.ffn = t->integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
-    d.text.vocab = t->integer("vocab", std::nullopt, 1, kMaxVocab);
-    d.text.seq = t->integer("seq", std::nullopt, 1, kMaxPositions);
-    d.text.batch = static_cast<int>(t->integer("batch", 2, 1, 1 << 20));
+    d.text.layers = static_cast<int>(mint(*t, "model.text_encoder", "layers", std::nullopt));
+    d.text.d_model = mint(*t, "model.text_encoder", "d_model", std::nullopt);
+    d.text.heads = static_cast<int>(mint(*t, "model.text_encoder", "heads", std::nullopt));
+    d.text.ffn = mint(*t, "model.text_encoder", "ffn", std::nullopt);
+    d.text.vocab = mint(*t, "model.text_encoder", "vocab", std::nullopt);
+    d.text.seq = mint(*t, "model.text_encoder", "seq", std::nullopt);
+    d.text.batch = static_cast<int>(mint(*t, "model.text_encoder", "batch", 2));
     d.text.gated_mlp = t->boolean("gated_mlp", false);
     t->finish();
   }
   if (auto n = m.map("denoiser")) {
     auto& x = d.denoiser;
-    x.layers = static_cast<int>(n->integer("layers", std::nullopt, 1, hw::kMaxLayers));
-    x.d_model = n->integer("d_model", std::nullopt, 1, kMaxWidth);
-    x.heads = static_cast<int>(n->integer("heads", std::nullopt, 1, 65536));
-    x.ffn = n->integer("ffn", std::nullopt, 1, 4 * kMaxWidth);
-    x.latent_channels = static_cast<int>(n->integer("latent_channels", 4, 1, 4096));
-    x.latent_frames = n->integer("latent_frames", 1, 1, 1 << 16);
-    x.latent_height = n->integer("latent_height", std::nullopt, 1, 1 << 16);
-    x.latent_width = n->integer("latent_width", std::nullopt, 1, 1 << 16);
-    x.patch = static_cast<int>(n->integer("patch", 2, 1, 64));
-    x.patch_t = static_cast<int>(n->integer("patch_t", 1, 1, 64));
-    x.cfg_batch = static_cast<int>(n->integer("cfg_batch", 2, 1, 1024));
+    x.layers = static_cast<int>(mint(*n, "model.denoiser", "layers", std::nullopt));
+    x.d_model = mint(*n, "model.denoiser", "d_model", std::nullopt);
+    x.heads = static_cast<int>(mint(*n, "model.denoiser", "heads", std::nullopt));
+    x.ffn = mint(*n, "model.denoiser", "ffn", std::nullopt);
+    x.latent_channels = static_cast<int>(mint(*n, "model.denoiser", "latent_channels", 4));
+    x.latent_frames = mint(*n, "model.denoiser", "latent_frames", 1);
+    x.latent_height = mint(*n, "model.denoiser", "latent_height", std::nullopt);
+    x.latent_width = mint(*n, "model.denoiser", "latent_width", std::nullopt);
+    x.patch = static_cast<int>(mint(*n, "model.denoiser", "patch", 2));
+    x.patch_t = static_cast<int>(mint(*n, "model.denoiser", "patch_t", 1));
+    x.cfg_batch = static_cast<int>(mint(*n, "model.denoiser", "cfg_batch", 2));
     x.cross_attention = n->boolean("cross_attention", false);
     n->finish();
   }
   if (auto v = m.map("vae")) {
     auto& x = d.vae;
     x.latent_channels =
-        static_cast<int>(v->integer("latent_channels", d.denoiser.latent_channels, 1, 4096));
-    x.frames = v->integer("frames", d.denoiser.latent_frames, 1, 1 << 16);
-    x.temporal_kernel = static_cast<int>(v->integer("temporal_kernel", 1, 1, 7));
-    x.temporal_upsample = static_cast<int>(v->integer("temporal_upsample", 1, 1, 16));
-    x.conv_in = v->integer("conv_in", 512, 1, kMaxWidth);
-    x.out_channels = static_cast<int>(v->integer("out_channels", 3, 1, 64));
-    x.groups = static_cast<int>(v->integer("groups", 32, 1, 4096));
+        static_cast<int>(mint(*v, "model.vae", "latent_channels", d.denoiser.latent_channels));
+    x.frames = mint(*v, "model.vae", "frames", d.denoiser.latent_frames);
+    x.temporal_kernel = static_cast<int>(mint(*v, "model.vae", "temporal_kernel", 1));
+    x.temporal_upsample = static_cast<int>(mint(*v, "model.vae", "temporal_upsample", 1));
+    x.conv_in = mint(*v, "model.vae", "conv_in", 512);
+    x.out_channels = static_cast<int>(mint(*v, "model.vae", "out_channels", 3));
+    x.groups = static_cast<int>(mint(*v, "model.vae", "groups", 32));
     if (const hw::ConfigNode* s = v->child("stages", true)) {
       if (s->kind != hw::ConfigNode::Kind::kSequence) {
         m.sink().add(*s, v->key_path("stages"), "expected a list of [c_in, c_out] pairs");
@@ -242,9 +256,10 @@ ModelConfig read_model_config(const hw::LoadedConfig& config) {
 
 ModelConfig load_model_config(const std::string& name_or_path) {
   std::string path = name_or_path;
-  if (!std::filesystem::exists(path)) {
+  std::error_code ec;  // a name the file system refuses is a missing file, not an exception
+  if (!std::filesystem::exists(path, ec)) {
     const std::string shipped = hw::config_dir() + "/models/" + name_or_path + ".yaml";
-    if (std::filesystem::exists(shipped)) path = shipped;
+    if (std::filesystem::exists(shipped, ec)) path = shipped;
   }
   return read_model_config(hw::load_config_file(path));
 }

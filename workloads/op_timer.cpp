@@ -7,6 +7,7 @@
 #include "hw/limits.hpp"
 #include "models/kernel_model.hpp"
 #include "models/op_support.hpp"
+#include "workloads/progress.hpp"
 
 namespace ridge::workloads {
 
@@ -30,7 +31,11 @@ const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
   key += ' ';
   key += op.params().dump();
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  models::require_supported(gpu_, op);
+  try {
+    models::require_supported(gpu_, op);
+  } catch (const std::invalid_argument& e) {
+    throw OpError("", op.kind(), op.params(), e.what());
+  }
   if (mode_ == TimingMode::kDetailed) {
     // Detailed mode simulates every thread block: bounded per execution (each distinct shape is
     // simulated once), with the fast mode named as the way out.
@@ -43,9 +48,17 @@ const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
           "--mode fast",
           hw::kMaxDetailedBlocks));
   }
-  const models::KernelPrediction p =
-      models::predict_kernel(gpu_, op, to_mode(mode_), models::Timing::kKernel);
-  return memo_.emplace(std::move(key), Entry{p.kernel_time_s, p.kernels}).first->second;
+  models::KernelPrediction p;
+  try {
+    p = models::predict_kernel(gpu_, op, to_mode(mode_), models::Timing::kKernel);
+  } catch (const std::invalid_argument& e) {
+    throw OpError("", op.kind(), op.params(), e.what());
+  }
+  const Entry& e = memo_.emplace(std::move(key), Entry{p.kernel_time_s, p.kernels}).first->second;
+  if (mode_ == TimingMode::kDetailed)
+    report_progress({"detailed mode", detailed_blocks_, hw::kMaxDetailedBlocks,
+                     static_cast<int>(memo_.size())});
+  return e;
 }
 
 double OpTimer::time(const models::OpSpec& op) {

@@ -3,6 +3,9 @@
 // Memoized per (op, mode) for one GPU spec: a 96-layer training step repeats the same shapes.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -12,6 +15,23 @@
 namespace ridge::workloads {
 
 enum class TimingMode { kFast, kDetailed };
+
+/// An op of a workload that the op vocabulary or the kernel model refuses (sizes over a limit, a
+/// kernel that cannot launch, a precision the GPU lacks). It keeps the op's kind and parameters,
+/// so that a study can name the file keys that sized it (workloads/study.cpp).
+class OpError : public std::invalid_argument {
+ public:
+  OpError(std::string op_name, std::string kind, nlohmann::json params, const std::string& why)
+      : std::invalid_argument(why),
+        op_name(std::move(op_name)),
+        kind(std::move(kind)),
+        params(std::move(params)),
+        why(why) {}
+  std::string op_name;  ///< the graph node's name ("layer3.attn.sdpa"), or "" when not known
+  std::string kind;
+  nlohmann::json params;
+  std::string why;
+};
 
 /// Time of one op's kernel(s) on `gpu`, in seconds (no launch overhead).
 double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op,

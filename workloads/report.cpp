@@ -22,11 +22,17 @@ std::string fbytes(double b) {
 std::string describe(const WorkloadSpec& w) {
   switch (w.kind) {
     case WorkloadKind::kTrain:
-      return fmt::format("training step: micro-batch {} x seq {}, grad_accum {}, recompute {}, {}",
-                         w.train.micro_batch, w.train.seq, w.train.grad_accum,
-                         recompute_name(w.train.recompute),
-                         w.precision == PrecisionScheme::kMixed ? "bf16 mixed precision"
-                                                                : "bf16 autocast over fp32");
+      return fmt::format(
+          "training step: micro-batch {} x seq {}, grad_accum {}, recompute {}, {}{}",
+          w.train.micro_batch, w.train.seq, w.train.grad_accum, recompute_name(w.train.recompute),
+          w.precision == PrecisionScheme::kMixed ? "bf16 weights with an fp32 master copy (mixed)"
+                                                 : "bf16 autocast over fp32 weights",
+          // Selective recomputation recomputes the attention core, which FlashAttention's
+          // backward recomputes anyway: the step's kernels are those of recompute none.
+          w.train.recompute == Recompute::kSelective
+              ? "\n  note: recompute selective adds no kernels here (FlashAttention's backward "
+                "already recomputes the attention scores); it changes the activation memory only"
+              : "");
     case WorkloadKind::kPrefill:
       return fmt::format("prefill: batch {} x {} prompt tokens", w.infer.batch, w.infer.prompt);
     case WorkloadKind::kDecode:
@@ -145,6 +151,8 @@ std::string report_text(const StudyResult& s) {
                          std::fabs(w.simulated_speedup - w.amdahl_speedup) > 0.05 * w.amdahl_speedup
                              ? "  <- overlap/critical path: Amdahl is off"
                              : "");
+      for (const auto& w : r.what_ifs)
+        if (!w.note.empty()) o += fmt::format("  note: {}: {}\n", w.what_if.text, w.note);
     }
     o += fmt::format(
         "memory: peak {} of {} HBM: {}\n", fbytes(r.memory.peak_bytes),
@@ -192,12 +200,15 @@ nlohmann::json report_json(const StudyResult& s) {
     w["critical_path_s"] = r.path.by_class_s;
     w["summed_durations_s"] = summed_by_category(r.graph, r.exec);
     w["what_if"] = nlohmann::json::array();
-    for (const auto& x : r.what_ifs)
-      w["what_if"].push_back({{"what_if", x.what_if.text},
-                              {"step_time_s", x.step_s},
-                              {"simulated_speedup", x.simulated_speedup},
-                              {"fraction", x.fraction},
-                              {"amdahl_speedup", x.amdahl_speedup}});
+    for (const auto& x : r.what_ifs) {
+      nlohmann::json e = {{"what_if", x.what_if.text},
+                          {"step_time_s", x.step_s},
+                          {"simulated_speedup", x.simulated_speedup},
+                          {"fraction", x.fraction},
+                          {"amdahl_speedup", x.amdahl_speedup}};
+      if (!x.note.empty()) e["note"] = x.note;
+      w["what_if"].push_back(std::move(e));
+    }
     nlohmann::json mem = {{"peak_bytes", r.memory.peak_bytes},
                           {"capacity_bytes", r.memory.capacity_bytes},
                           {"fits", r.memory.fits},

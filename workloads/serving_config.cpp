@@ -14,6 +14,7 @@
 
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 
 namespace ridge::workloads {
 
@@ -243,6 +244,10 @@ std::vector<Request> load_jsonl(std::istream& in, TraceErrors& E, long long max_
   while (std::getline(in, line)) {
     ++ln;
     if (trim(line).empty()) continue;
+    if (const std::string deep = hw::json_depth_error(line); !deep.empty()) {
+      E.add(ln, 1, deep);
+      continue;
+    }
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       E.add(ln, 1, "expected one JSON object per line");
@@ -300,17 +305,26 @@ std::vector<Request> load_jsonl(std::istream& in, TraceErrors& E, long long max_
 
 }  // namespace
 
-std::vector<Request> load_trace(const std::string& path, long long max_context) {
+std::vector<Request> parse_trace(const std::string& text, const std::string& path,
+                                 long long max_context) {
   TraceErrors E{path, {}};
-  std::ifstream in(path);
-  if (!in) {
-    E.add(0, 0, "cannot read the trace file");
-    throw hw::ConfigException(E.errors);
-  }
+  std::istringstream in(text);
   const bool jsonl = path.size() >= 6 && (path.ends_with(".jsonl") || path.ends_with(".json"));
   auto out = jsonl ? load_jsonl(in, E, max_context) : load_csv(in, E, max_context);
   if (!E.errors.empty()) throw hw::ConfigException(E.errors);
   return out;
+}
+
+std::vector<Request> load_trace(const std::string& path, long long max_context) {
+  std::string text;
+  try {
+    text = hw::read_input_file(path);  // a regular file within the input size limit
+  } catch (const std::invalid_argument& e) {
+    TraceErrors E{path, {}};
+    E.add(0, 0, fmt::format("cannot read the trace file: {}", e.what()));
+    throw hw::ConfigException(E.errors);
+  }
+  return parse_trace(text, path, max_context);
 }
 
 // ---- sources ----

@@ -119,6 +119,9 @@ ServeStudy load_serve_study(const std::string& path);
 /// optionally priority, prefix_id and prefix_tokens; or JSONL with those keys). Errors name the
 /// file and line; all at once (at most 50). `max_context` > 0: a prompt longer than it is an error.
 std::vector<Request> load_trace(const std::string& path, long long max_context = 0);
+/// The same from the trace's text (`path` names it in messages; its ending picks CSV or JSONL).
+std::vector<Request> parse_trace(const std::string& text, const std::string& path,
+                                 long long max_context = 0);
 
 /// Supplies requests in arrival order, one at a time (a generator: 10^6 requests take no memory).
 class RequestSource {

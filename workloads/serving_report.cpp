@@ -8,6 +8,7 @@
 
 #include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
+#include "hw/limits.hpp"
 #include "hw/system_loader.hpp"
 #include "sim/trace.hpp"
 #include "workloads/parallel.hpp"
@@ -128,6 +129,14 @@ ServeRun run_serve(const ServeStudy& study) {
   }
   auto src = make_source(s.arrivals, trace, m.max_positions);
   if (s.disagg.enabled) {
+    // The disaggregated run holds every request: as read, in its prefill and decode pools, with
+    // its record and first-token time.
+    const double n = s.arrivals.process == ArrivalProcess::kTrace
+                         ? static_cast<double>(trace.size())
+                         : static_cast<double>(s.arrivals.requests);
+    hw::require_run_memory(n * (3.0 * sizeof(Request) + sizeof(RequestRecord) + sizeof(double)),
+                           fmt::format("{}: disaggregated serving of {:.0f} requests",
+                                       s.files.empty() ? "serve" : s.files.front().first, n));
     r.result =
         simulate_disaggregated(*src, m, r.gpu, s.engine, s.mode, options_for(s, m), s.disagg);
   } else {

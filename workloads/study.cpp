@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <set>
 
@@ -9,11 +11,19 @@
 #include "hw/gpu_loader.hpp"
 #include "hw/limits.hpp"
 #include "models/op_cost.hpp"
+#include "workloads/file_keys.hpp"
+#include "workloads/op_timer.hpp"
 #include "workloads/parallel_config.hpp"
 
 namespace ridge::workloads {
 
 namespace {
+
+// An integer workload key, its range from study_keys() (the table `ridge describe study` prints).
+long long wint(hw::MapReader& w, std::string_view key, long long fallback) {
+  const FileKey& k = file_key(study_keys(), fmt::format("study.workloads[].{}", key));
+  return w.integer(key, fallback, k.lo, k.hi);
+}
 
 WorkloadSpec read_workload(hw::MapReader& w) {
   WorkloadSpec s;
@@ -37,9 +47,9 @@ WorkloadSpec read_workload(hw::MapReader& w) {
     s.kind = WorkloadKind::kDiffusion;
   switch (s.kind) {
     case WorkloadKind::kTrain: {
-      s.train.micro_batch = w.integer("micro_batch", 1, 1, 1 << 20);
-      s.train.seq = w.integer("seq", 1024, 1, 1 << 24);
-      s.train.grad_accum = static_cast<int>(w.integer("grad_accum", 1, 1, hw::kMaxGradAccum));
+      s.train.micro_batch = wint(w, "micro_batch", 1);
+      s.train.seq = wint(w, "seq", 1024);
+      s.train.grad_accum = static_cast<int>(wint(w, "grad_accum", 1));
       const std::string rc = w.choice("recompute", "none", {"none", "selective", "full"});
       if (rc == "selective")
         s.train.recompute = Recompute::kSelective;
@@ -49,26 +59,26 @@ WorkloadSpec read_workload(hw::MapReader& w) {
         s.train.recompute = Recompute::kNone;
       const std::string p = w.choice("precision", "autocast", {"autocast", "mixed"});
       s.precision = p == "mixed" ? PrecisionScheme::kMixed : PrecisionScheme::kAutocast;
+      s.train.bf16_weights = s.precision == PrecisionScheme::kMixed;
       break;
     }
     case WorkloadKind::kPrefill:
     case WorkloadKind::kDecode:
-      s.infer.batch = w.integer("batch", 1, 1, 1 << 20);
-      s.infer.prompt = w.integer("prompt", 1024, 1, 1 << 24);
-      s.infer.context = w.integer("context", 1024, 0, 1 << 24);
-      s.infer.max_len = w.integer("max_len", 2048, 1, 1 << 24);
+      s.infer.batch = wint(w, "batch", 1);
+      s.infer.prompt = wint(w, "prompt", 1024);
+      s.infer.context = wint(w, "context", 1024);
+      s.infer.max_len = wint(w, "max_len", 2048);
       s.infer.cuda_graph = w.boolean("graph", false);
       break;
     case WorkloadKind::kDiffusion:
-      s.diffusion.steps = static_cast<int>(w.integer("steps", 20, 1, hw::kMaxDiffusionSteps));
+      s.diffusion.steps = static_cast<int>(wint(w, "steps", 20));
       break;
   }
   w.finish();
   const hw::ConfigNode& node = w.node();
-  s.at[""] = {node.file, node.line, node.column, w.path()};
-  for (const char* k : {"kind", "context", "max_len", "prompt", "seq"})
-    if (const hw::ConfigNode* c = node.find(k))
-      s.at[k] = {c->file, c->line, c->column, w.key_path(k)};
+  s.at[""] = {node.file, node.line, node.column, w.path(), ""};
+  for (const auto& [k, c] : node.entries)
+    s.at[k] = {c.file, c.line, c.column, w.key_path(k), c.scalar};
   return s;
 }
 
@@ -128,11 +138,14 @@ void check_against_model(const WorkloadSpec& w, const ModelConfig& model, hw::Er
 
 std::string resolve_model(const std::string& study_path, const std::string& name) {
   namespace fs = std::filesystem;
+  // error_code forms: a name the file system refuses (over 255 bytes) is a missing file, reported
+  // by the model loader, not a filesystem_error (found by fuzz_study: exit 1, no file or line).
+  std::error_code ec;
   const fs::path rel = fs::path(study_path).parent_path() / name;
-  if (fs::exists(rel) && fs::is_regular_file(rel)) return rel.string();
-  if (fs::exists(name) && fs::is_regular_file(name)) return name;
+  if (fs::is_regular_file(rel, ec)) return rel.string();
+  if (fs::is_regular_file(name, ec)) return name;
   const fs::path shipped = fs::path(hw::config_dir()) / "models" / (name + ".yaml");
-  if (fs::exists(shipped)) return shipped.string();
+  if (fs::exists(shipped, ec)) return shipped.string();
   return name;
 }
 
@@ -291,13 +304,99 @@ WorkloadResult run_workload(const ModelConfig& m, const hw::GpuSpec& gpu, const 
   return r;
 }
 
+namespace {
+
+bool whole_number(const std::string& s, long long& v) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// The keys of `node` (a model file's tree) whose whole-number value is one of `values`.
+void keys_with_values(const hw::ConfigNode& node, const std::string& path,
+                      const std::set<long long>& values, std::vector<KeyPosition>& out) {
+  if (node.kind == hw::ConfigNode::Kind::kMap) {
+    for (const auto& [k, v] : node.entries)
+      keys_with_values(v, path.empty() ? k : path + "." + k, values, out);
+  } else if (long long v = 0; node.kind == hw::ConfigNode::Kind::kScalar &&
+                              whole_number(node.scalar, v) && values.count(v)) {
+    out.push_back({node.file, node.line, node.column, path, node.scalar});
+  }
+}
+
+// An op the kernel model refuses, reported at the file keys that sized it: the model's and the
+// workload's keys whose values are among the op's parameters (a kernel that cannot launch because
+// of model.head_dim is reported at head_dim's line); at the workload when none matches.
+std::vector<hw::ConfigError> op_error_positions(const OpError& e, const Study& s,
+                                                const WorkloadSpec& w) {
+  std::set<long long> values;
+  if (e.params.is_object())
+    for (const auto& [k, v] : e.params.items())
+      if (v.is_number_integer()) values.insert(v.get<long long>());
+  std::vector<KeyPosition> keys;
+  try {
+    keys_with_values(hw::load_config_file(s.model_path).root, "", values, keys);
+  } catch (const std::exception&) {
+  }
+  // Layer counts repeat ops and never size one (layers: 32 is not heads: 32); a key named as the
+  // parameter it sets (head_dim, heads, vocab) comes before one that only has its value.
+  std::erase_if(
+      keys, [](const KeyPosition& k) { return k.path.ends_with(".layers") || k.path == "layers"; });
+  std::stable_partition(keys.begin(), keys.end(), [&](const KeyPosition& k) {
+    const std::string leaf = k.path.substr(k.path.rfind('.') + 1);
+    return e.params.is_object() && e.params.contains(leaf);
+  });
+  // Before those, the keys of the model file the study names itself (an overlay's own keys are
+  // what its author changed from the base).
+  std::stable_partition(keys.begin(), keys.end(),
+                        [&](const KeyPosition& k) { return k.file == s.model_path; });
+  // The workload's keys: by value, or in pairs whose product is a parameter (tokens = batch x seq).
+  std::vector<std::pair<KeyPosition, long long>> wk;
+  for (const auto& [k, p] : w.at) {
+    long long v = 0;
+    if (!k.empty() && whole_number(p.value, v)) wk.emplace_back(p, v);
+  }
+  for (std::size_t i = 0; i < wk.size(); ++i) {
+    if (values.count(wk[i].second)) keys.push_back(wk[i].first);
+    for (std::size_t j = i + 1; j < wk.size(); ++j)
+      if (wk[i].second > 1 && wk[j].second > 1 &&
+          values.count(wk[i].second * wk[j].second))  // both <= 2^24: no overflow
+        keys.push_back(wk[i].first), keys.push_back(wk[j].first);
+  }
+  const std::string op =
+      fmt::format("{}{} {}", e.op_name.empty() ? "" : e.op_name + ": ", e.kind, e.params.dump());
+  std::vector<hw::ConfigError> out;
+  std::set<std::string> seen;
+  for (const auto& k : keys)
+    if (seen.insert(k.file + ":" + k.path).second)
+      out.push_back({k.file, k.line, k.column, k.path,
+                     out.empty()
+                         ? fmt::format("{} sizes an op of workload '{}' that cannot run ({}): {}",
+                                       k.value, w.label, op, e.why)
+                         : fmt::format("{} sizes that op too", k.value)});
+  if (out.empty()) {
+    const auto it = w.at.find("");
+    const KeyPosition p = it != w.at.end() ? it->second : KeyPosition{};
+    out.push_back({p.file, p.line, p.column, p.path,
+                   fmt::format("an op of this workload with model {} cannot run ({}): {}",
+                               s.model_path, op, e.why)});
+  }
+  return out;
+}
+
+}  // namespace
+
 StudyResult run_study(const Study& s) {
   StudyResult r;
   r.study = s;
   r.model = load_model_config(s.model_path);
   r.gpu = hw::find_gpu(s.gpu_name);
-  for (const auto& w : s.workloads)
-    r.results.push_back(run_workload(r.model, r.gpu, w, s.what_ifs, s.mode));
+  for (const auto& w : s.workloads) {
+    try {
+      r.results.push_back(run_workload(r.model, r.gpu, w, s.what_ifs, s.mode));
+    } catch (const OpError& e) {
+      throw hw::ConfigException(op_error_positions(e, s, w));
+    }
+  }
   return r;
 }
 

@@ -27,13 +27,14 @@ enum class WorkloadKind { kTrain, kPrefill, kDecode, kDiffusion };
 struct KeyPosition {
   std::string file;
   int line = 0, column = 0;
-  std::string path;  ///< study.workloads[1].context
+  std::string path;   ///< study.workloads[1].context
+  std::string value;  ///< the scalar as written
 };
 
 struct WorkloadSpec {
   std::string label;  ///< "decode eager"
-  /// Positions of the size keys (context, max_len, prompt, seq, kind) and of the workload itself
-  /// (key ""), for checks against the model.
+  /// Positions of the workload's keys as written and of the workload itself (key ""), for checks
+  /// against the model and for errors the kernel model raises on its ops.
   std::map<std::string, KeyPosition> at;
   WorkloadKind kind = WorkloadKind::kDecode;
   TrainOptions train;

@@ -48,11 +48,13 @@ Shapes shapes(const TransformerConfig& m, long long b, long long s) {
 // ---- training (autocast bf16 over fp32 master weights) ----
 
 // A Linear's forward under autocast: casts (weight, bias, fp32 input) then the GEMM (bias
-// epilogue).
+// epilogue). With bf16 weights (precision: mixed) the weight and bias need no cast.
 void linear_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long long T,
                 long long din, long long dout, bool fp32_input) {
-  e.cast(n + ".cast_w", din * dout, 4, 2);
-  if (m.bias) e.cast(n + ".cast_b", dout, 4, 2);
+  if (!e.bf16_weights) {
+    e.cast(n + ".cast_w", din * dout, 4, 2);
+    if (m.bias) e.cast(n + ".cast_b", dout, 4, 2);
+  }
   if (fp32_input) e.cast(n + ".cast_x", T * din, 4, 2);
   e.gemm(n, T, dout, din);
 }
@@ -65,15 +67,17 @@ void linear_bwd(Emitter& e, const TransformerConfig& m, const std::string& n, lo
                 long long din, long long dout, bool fp32_input, bool accumulate) {
   e.gemm(n + ".dX", T, din, dout);
   e.gemm(n + ".dW", din, dout, T);
-  e.cast(n + ".dW.to_fp32", din * dout, 2, 4);
+  // Autocast: the weight is fp32, so its gradient is cast back; bf16 weights keep bf16 gradients.
+  if (!e.bf16_weights) e.cast(n + ".dW.to_fp32", din * dout, 2, 4);
   if (m.bias) {
     e.pass(n + ".db", C::kElementwise, 2.0 * T * dout, 2.0 * dout, double(T * dout));
-    e.cast(n + ".db.to_fp32", dout, 2, 4);
+    if (!e.bf16_weights) e.cast(n + ".db.to_fp32", dout, 2, 4);
   }
   if (fp32_input) e.cast(n + ".dX.to_fp32", T * din, 2, 4);
   if (accumulate) {
-    e.elementwise(n + ".grad_acc_w", "add", din * dout, "fp32");
-    if (m.bias) e.elementwise(n + ".grad_acc_b", "add", dout, "fp32");
+    const char* gdt = e.bf16_weights ? "bf16" : "fp32";
+    e.elementwise(n + ".grad_acc_w", "add", din * dout, gdt);
+    if (m.bias) e.elementwise(n + ".grad_acc_b", "add", dout, gdt);
   }
 }
 
@@ -487,6 +491,7 @@ Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   require_dense(m);
   Graph g;
   Emitter e(g);
+  e.bf16_weights = o.bf16_weights;
   // opt.zero_grad(set_to_none=True): host work only, walking every parameter tensor.
   OpNode zero = host_node("optimizer.zero_grad", NodeKind::kHost);
   zero.host_tensors = static_cast<int>(m.tensor_count());
@@ -502,9 +507,12 @@ Graph build_train_step(const TransformerConfig& m, const TrainOptions& o) {
   const long long by_chunks = (m.parameter_count() / 65536 + 320) / 320;
   const long long by_tensors = (m.tensor_count() + 35) / 36;
   const int chunks = static_cast<int>(std::max(by_chunks, by_tensors));
-  const int adamw = e.kernel("optimizer.adamw", C::kOptimizer, "adamw",
-                             {{"params", m.parameter_count()}, {"grad_dtype", "fp32"}}, chunks);
+  const int adamw = e.kernel(
+      "optimizer.adamw", C::kOptimizer, "adamw",
+      {{"params", m.parameter_count()}, {"grad_dtype", o.bf16_weights ? "bf16" : "fp32"}}, chunks);
   g.op(adamw).host_tensors = static_cast<int>(m.tensor_count());
+  // bf16 weights: the updated fp32 master copy is written back to the model's bf16 weights.
+  if (o.bf16_weights) e.cast("optimizer.master_to_bf16", m.parameter_count(), 4, 2);
   g.add(host_node("host.synchronize", NodeKind::kSync));
   return g;
 }

@@ -28,6 +28,10 @@ struct TrainOptions {
   long long seq = 1024;
   int grad_accum = 1;  ///< micro-batches per optimizer step
   Recompute recompute = Recompute::kNone;
+  /// precision: mixed: the model's weights and gradients are bf16 and the optimizer keeps an fp32
+  /// master copy (no per-step weight casts; AdamW reads bf16 gradients and writes the bf16 copy).
+  /// false: autocast over fp32 weights (casts to bf16 in every forward, fp32 gradients).
+  bool bf16_weights = false;
 };
 
 struct InferenceOptions {
