@@ -21,6 +21,14 @@ MODELS = [
     dict(model="llama3.2-1b", layers=16, d_model=2048, heads=32, kv_heads=8, head_dim=64,
          ffn=8192, vocab=128256, tied_embeddings=True, rope_theta=500000.0, norm_eps=1e-5),
 ]
+# RIDGE_E2E_SET=prereg-e2e1: a model no fit has seen (validate/prereg/e2e1/README.md): Llama-3.2
+# 3B's shape (its Hugging Face config.json: 28 layers, hidden 3072, 24 heads, 8 KV heads, head_dim
+# 128, intermediate 8192, vocab 128256, tied embeddings).
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e1":
+    MODELS = [
+        dict(model="llama3.2-3b", layers=28, d_model=3072, heads=24, kv_heads=8, head_dim=128,
+             ffn=8192, vocab=128256, tied_embeddings=True, rope_theta=500000.0, norm_eps=1e-5),
+    ]
 MAX_LEN = 2048
 PREFILL_LEN = 1024
 CONTEXT = 1024

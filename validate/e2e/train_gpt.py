@@ -19,6 +19,13 @@ CONFIGS = [
     ("gpt2-small", 12, 768, 12, 50304, 1024, 8),
     ("gpt2-medium", 24, 1024, 16, 50304, 1024, 8),
 ]
+# RIDGE_E2E_SET=prereg-e2e1: models no fit has seen (validate/prereg/e2e1/README.md): GPT-2 large
+# and XL shapes (Radford et al. 2019, Table 2: 36 x 1280 and 48 x 1600, 20 and 25 heads).
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e1":
+    CONFIGS = [
+        ("gpt2-large", 36, 1280, 20, 50304, 1024, 8),
+        ("gpt2-xl", 48, 1600, 25, 50304, 1024, 4),
+    ]
 WARMUP = 3
 REPS = 10
 LR = 1e-4
@@ -224,7 +231,7 @@ def main():
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/train_gpt.py")
     torch, nn, F = start_run(out, "train_gpt")
-    est = {"gpt2-small": 10, "gpt2-medium": 15}
+    est = {"gpt2-small": 10, "gpt2-medium": 15, "gpt2-large": 20, "gpt2-xl": 25}
     timed = []  # (case, rec, step, keep-alive): every case stays resident (< 16 GiB each) until
     #            the profiles, which run after all the timing
     for cfg in CONFIGS:
