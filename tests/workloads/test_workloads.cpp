@@ -627,3 +627,34 @@ TEST_CASE("a malformed e2e record is refused with the record and the field named
         "expected a \"records\" array (ridge.records/1) or an array");
   CHECK(message(doc({{"median_us", 12}, {"samples_us", {1, 2}}}, {100, 110})) == "accepted");
 }
+
+// Pre-registered set e2e1 (validate/prereg/e2e1: predictions committed before the measurement):
+// models no fit has seen. The GPU-bound steps (GPT-2 large and XL training, Llama-3.2 3B decode
+// with CUDA graphs) meet issue 18's 10% target: measured -0.5%, -0.5%, +2.0%, -8.2%.
+TEST_CASE("pre-registered e2e1: GPU-bound steps of unseen models within 10%", "[validation]") {
+  int n = 0;
+  for (const auto& r : e2e_rows("e2e_prereg1")) {
+    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
+    if (r.bound != "GPU" || r.id.find("/prefill/") != std::string::npos) continue;
+    INFO(r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured " << r.measured_s * 1e3
+              << " ms");
+    CHECK(std::fabs(r.error) <= 0.10);
+    ++n;
+  }
+  CHECK(n == 4);
+}
+
+// The rest of the set misses the target: Llama-3.2 3B prefill and eager decode, -43% to -44%,
+// measured with the host ~1.6x slow through the whole decode script (CPU probes 307-324 us
+// against 178-195 us elsewhere in the lease), which this set cannot tell from a model error.
+TEST_CASE(
+    "pre-registered e2e1: host-affected prefill and eager decode within 10% (target, not "
+    "met)",
+    "[validation][!shouldfail]") {
+  for (const auto& r : e2e_rows("e2e_prereg1")) {
+    if (r.id.find("llama3.2-3b") == std::string::npos) continue;
+    if (r.id.find("/graph") != std::string::npos) continue;
+    INFO(r.id << ": error " << r.error * 100 << "%");
+    CHECK(std::fabs(r.error) <= 0.10);
+  }
+}
