@@ -6,6 +6,7 @@
 
 #include "models/op_cost.hpp"
 #include "workloads/study.hpp"
+#include "workloads/svg_text.hpp"
 
 namespace ridge::workloads {
 namespace {
@@ -28,21 +29,6 @@ const char* colour(Category c) {
       return "#8c564b";
   }
   return "#000";
-}
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else
-      o += c;
-  }
-  return o;
 }
 
 }  // namespace
@@ -72,7 +58,7 @@ std::string roofline_svg(const StudyResult& s) {
   o += fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)", W, H);
   o += fmt::format(
       R"(<text x="{}" y="25" font-size="15" text-anchor="middle">Roofline of every kernel on {} (HBM and bf16 tensor / fp32 roofs)</text>)",
-      L + pw / 2, esc(s.gpu.name));
+      L + pw / 2, svg_escape(s.gpu.name));
   for (int e = static_cast<int>(x0); e <= static_cast<int>(x1); ++e) {
     const double x = X(std::pow(10, e));
     o += fmt::format(
@@ -141,7 +127,7 @@ std::string timeline_svg(const StudyResult& s) {
     for (std::size_t i = 0; i < r.graph.size(); ++i)
       streams = std::max(streams, r.graph.op(static_cast<int>(i)).stream + 1);
     body += fmt::format(R"(<text x="10" y="{:.1f}" font-weight="bold">{} — step {:.3f} ms</text>)",
-                        y, esc(r.spec.label), r.exec.step_time_s * 1e3);
+                        y, svg_escape(r.spec.label), r.exec.step_time_s * 1e3);
     y += 8;
     const double host_y = y, stream_y = y + lane;
     body += fmt::format(R"(<text x="10" y="{:.1f}">host thread</text>)", host_y + 17);
@@ -187,8 +173,9 @@ std::string timeline_svg(const StudyResult& s) {
   o += fmt::format(R"(<rect width="{}" height="{:.0f}" fill="white"/>)", W, H);
   o += fmt::format(
       R"(<text x="{}" y="25" font-size="15" text-anchor="middle">{} on {}: host and stream lanes; below them the critical path (red rule), by class</text>)",
-      W / 2, esc(s.results.empty() ? "" : s.results.front().spec.label.substr(0, 0) + "step"),
-      esc(s.gpu.name));
+      W / 2,
+      svg_escape(s.results.empty() ? "" : s.results.front().spec.label.substr(0, 0) + "step"),
+      svg_escape(s.gpu.name));
   o += body;
   for (int k = 0; k <= 10; ++k) {
     const double t = tmax * k / 10;

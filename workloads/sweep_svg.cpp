@@ -7,25 +7,11 @@
 #include <cmath>
 
 #include "hw/units.hpp"
+#include "workloads/svg_text.hpp"
 #include "workloads/sweep.hpp"
 
 namespace ridge::workloads {
 namespace {
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else
-      o += c;
-  }
-  return o;
-}
 
 std::string ms(double s) {
   return fmt::format("{:.4g}", s * 1e3);
@@ -71,7 +57,7 @@ std::string line_plot(const Sweep& s, const std::vector<std::vector<double>>& r)
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{0}\" height=\"{1}\" "
       "fill=\"white\"/>\n<text x=\"{2}\" y=\"22\" font-size=\"14\">{3}</text>\n",
-      W, H, L, esc("step time against " + s.keys[0]));
+      W, H, L, svg_escape("step time against " + s.keys[0]));
   svg += fmt::format(
       "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n<line x1=\"{0}\" "
       "y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" stroke=\"black\"/>\n",
@@ -91,9 +77,10 @@ std::string line_plot(const Sweep& s, const std::vector<std::vector<double>>& r)
   const std::size_t every = std::max<std::size_t>(1, n / 8);
   for (std::size_t i = 0; i < n; i += every)
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", fx(xs[i]),
-                       H - B + 16, esc(sweep_value_text(s, 0, s.points[i].values[0])));
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n",
-                     (L + W - R) / 2, H - B + 40, esc(s.keys[0]), logx ? " (log scale)" : "");
+                       H - B + 16, svg_escape(sweep_value_text(s, 0, s.points[i].values[0])));
+  svg +=
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", (L + W - R) / 2,
+                  H - B + 40, svg_escape(s.keys[0]), logx ? " (log scale)" : "");
   for (std::size_t k = 0; k < cols.size(); ++k) {
     const char* c = kColours[k % 8];
     std::string pts;
@@ -107,7 +94,7 @@ std::string line_plot(const Sweep& s, const std::vector<std::vector<double>>& r)
     svg += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n<text x=\"{}\" "
         "y=\"{}\">{}</text>\n",
-        W - R + 12, T + 18 * k, c, W - R + 30, T + 18 * k + 10, esc(s.columns[cols[k]]));
+        W - R + 12, T + 18 * k, c, W - R + 30, T + 18 * k + 10, svg_escape(s.columns[cols[k]]));
   }
   return svg + "</svg>\n";
 }
@@ -134,11 +121,11 @@ std::string heatmap(const Sweep& s, const std::vector<std::vector<double>>& r) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"{0:.0f}\" height=\"{1:.0f}\" "
       "fill=\"white\"/>\n<text x=\"{2}\" y=\"22\" font-size=\"14\">{3}</text>\n",
-      W, H, L, esc(s.columns[col] + " (ms) over " + s.keys[0] + " x " + s.keys[1]));
+      W, H, L, svg_escape(s.columns[col] + " (ms) over " + s.keys[0] + " x " + s.keys[1]));
   for (std::size_t y = 0; y < ny; ++y) {
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", L - 6,
                        T + ch * y + ch / 2 + 4,
-                       esc(sweep_value_text(s, 0, s.points[y * nx].values[0])));
+                       svg_escape(sweep_value_text(s, 0, s.points[y * nx].values[0])));
     for (std::size_t x = 0; x < nx; ++x) {
       const double v = r[y * nx + x][col];
       const double t = hi > lo ? (v - lo) / (hi - lo) : 0;
@@ -152,13 +139,13 @@ std::string heatmap(const Sweep& s, const std::vector<std::vector<double>>& r) {
   for (std::size_t x = 0; x < nx; ++x)
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
                        L + cw * x + cw / 2, T + ch * ny + 16,
-                       esc(sweep_value_text(s, 1, s.points[x].values[1])));
+                       svg_escape(sweep_value_text(s, 1, s.points[x].values[1])));
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                     L + cw * nx / 2, T + ch * ny + 38, esc(s.keys[1]));
+                     L + cw * nx / 2, T + ch * ny + 38, svg_escape(s.keys[1]));
   svg += fmt::format(
       "<text x=\"12\" y=\"{:.1f}\" transform=\"rotate(-90 12 {:.1f})\" "
       "text-anchor=\"middle\">{}</text>\n",
-      T + ch * ny / 2, T + ch * ny / 2, esc(s.keys[0]));
+      T + ch * ny / 2, T + ch * ny / 2, svg_escape(s.keys[0]));
   return svg + "</svg>\n";
 }
 

@@ -7,6 +7,7 @@
 
 #include "../cli/harness.hpp"
 #include "hw/system_loader.hpp"
+#include "tests/workloads/megatron_gpt.hpp"
 #include "workloads/plan.hpp"
 
 using namespace ridge::workloads;
@@ -18,21 +19,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Megatron GPT models of Korthikanti et al. 2022 Table 3 (as tests/workloads/test_parallel.cpp).
-TransformerConfig megatron_gpt(long long h, int heads, int layers) {
-  TransformerConfig m;
-  m.name = "megatron";
-  m.layers = layers;
-  m.d_model = h;
-  m.heads = heads;
-  m.kv_heads = heads;
-  m.head_dim = static_cast<int>(h / heads);
-  m.ffn = 4 * h;
-  m.vocab = 51200;
-  m.tied_embeddings = true;
-  m.max_positions = 2048;
-  return m;
-}
+using ridge::test::megatron_gpt;  // tests/workloads/megatron_gpt.hpp
 
 struct Row {
   const char* name;
