@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/point_runner.hpp"
 #include "hw/system_loader.hpp"
 #include "workloads/plan_config.hpp"
 
@@ -52,6 +53,8 @@ void register_plan(CLI::App& app, Action& action) {
   auto csv = std::make_shared<std::string>();
   auto svg = std::make_shared<std::string>();
   auto top_k = std::make_shared<int>(0);
+  auto threads = std::make_shared<int>(0);
+  auto rank_timeout = std::make_shared<double>(60);
   cmd->add_option("study", *path,
                   "plan study (a study with a plan: block), e.g. "
                   "configs/studies/plan-gpt3-175b-1024xh100.yaml")
@@ -62,13 +65,23 @@ void register_plan(CLI::App& app, Action& action) {
   cmd->add_option("--svg", *svg, "write the Pareto front (SVG) to this file");
   cmd->add_option("--top-k", *top_k, "layouts re-simulated and shown (overrides plan.top_k)")
       ->check(CLI::Range(1, 1000));
-  cmd->callback([&action, path, json, csv, svg, top_k] {
+  cmd->add_option("-j,--threads", *threads,
+                  "threads for the top-k simulations (0: one per core); under mpirun they are "
+                  "spread over the MPI ranks instead")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--rank-timeout", *rank_timeout,
+                  "MPI: seconds of silence after which a worker rank is declared lost")
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->callback([&action, path, json, csv, svg, top_k, threads, rank_timeout] {
     action = [=] {
       for (const std::string* p : {json.get(), csv.get(), svg.get()})
         if (!p->empty()) check_output_target(*p);
       workloads::PlanStudy study = workloads::load_plan_study(*path);
       if (*top_k > 0) study.plan.top_k = *top_k;
+      std::unique_ptr<MpiSession> mpi;
+      if (started_by_mpirun() && mpi_built()) mpi = std::make_unique<MpiSession>();
       if (study.serve) {
+        if (mpi && mpi->rank() != 0) return 0;  // a serving plan runs on rank 0 alone
         if (!svg->empty())
           throw std::invalid_argument("--svg: a serving plan has no Pareto plot (use --csv)");
         if (*top_k > 0) study.serve->top_k = *top_k;
@@ -87,7 +100,39 @@ void register_plan(CLI::App& app, Action& action) {
       }
       const workloads::ModelConfig model = workloads::load_model_config(study.model_path);
       const hw::SystemSpec sys = hw::find_system(study.plan.system);
-      const workloads::PlanResult r = workloads::run_plan(model.transformer(), study.plan, sys);
+      // The top-k simulations, the plan's expensive part, as independent points: on threads, or
+      // on MPI ranks (every rank searches, deterministically, and rank 0 alone writes).
+      const workloads::TransformerConfig& tm = model.transformer();
+      const workloads::PlanSimulateMany many =
+          [&](const std::vector<workloads::ParallelOptions>& layouts) {
+            std::vector<workloads::PlanSim> sims(layouts.size());
+            std::vector<std::size_t> todo(layouts.size());
+            for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+            const ComputeFn compute = [&](std::size_t i) {
+              return workloads::plan_sim_encode(
+                  workloads::plan_simulate(tm, layouts[i], sys, study.plan.mode));
+            };
+            std::string failure;
+            const ResultFn on_result = [&](const PointOutcome& o) {
+              if (o.ok)
+                sims[o.index] = workloads::plan_sim_decode(o.payload);
+              else if (failure.empty())
+                failure = o.payload;
+            };
+            const PointRunSummary sum =
+                mpi ? mpi->run(todo, compute, on_result, *rank_timeout)
+                    : run_points_threads(todo, compute, on_result, *threads);
+            if (mpi && mpi->rank() != 0) return sims;  // workers: rank 0 has the results
+            if (!sum.lost.empty())
+              throw std::runtime_error(
+                  fmt::format("plan: {} of the top-k simulations were lost with their MPI rank",
+                              sum.lost.size()));
+            if (!failure.empty())
+              throw std::runtime_error("plan: a top-k simulation failed: " + failure);
+            return sims;
+          };
+      const workloads::PlanResult r = workloads::run_plan(tm, study.plan, sys, many);
+      if (mpi && mpi->rank() != 0) return 0;
       if (r.top.empty()) {
         if (!r.misses.empty()) no_fit(study, r);
         hw::ConfigError e = study.at;

@@ -428,7 +428,42 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
 
 }  // namespace
 
-PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::SystemSpec& sys) {
+PlanSim plan_simulate(const TransformerConfig& m, const ParallelOptions& o,
+                      const hw::SystemSpec& sys, TimingMode mode) {
+  const ParallelResult sim = run_parallel(m, o, sys, mode);
+  PlanSim s;
+  s.step_s = sim.step_s;
+  s.bubble_s = sim.bubble_s;
+  s.dp_exposed_s = sim.dp_exposed_s + sim.param_gather_s;
+  s.mfu = sim.mfu;
+  s.critical_s = sim.critical_s;
+  return s;
+}
+
+std::string plan_sim_encode(const PlanSim& s) {
+  // nlohmann::json writes doubles in their shortest round-trip form: decoding gives them back
+  // bit for bit.
+  const nlohmann::json j = {{"step_s", s.step_s},
+                            {"bubble_s", s.bubble_s},
+                            {"dp_exposed_s", s.dp_exposed_s},
+                            {"mfu", s.mfu},
+                            {"critical_s", s.critical_s}};
+  return j.dump();
+}
+
+PlanSim plan_sim_decode(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  PlanSim s;
+  s.step_s = j.at("step_s").get<double>();
+  s.bubble_s = j.at("bubble_s").get<double>();
+  s.dp_exposed_s = j.at("dp_exposed_s").get<double>();
+  s.mfu = j.at("mfu").get<double>();
+  s.critical_s = j.at("critical_s").get<std::map<std::string, double>>();
+  return s;
+}
+
+PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::SystemSpec& sys,
+                    const PlanSimulateMany& many) {
   PlanResult r;
   r.options = p;
   r.model_name = m.name;
@@ -489,13 +524,22 @@ PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::
       if (e->step_s < best) best = e->step_s, r.frontier.push_back(*e);
   }
   const std::size_t k = std::min<std::size_t>(fit.size(), static_cast<std::size_t>(p.top_k));
+  std::vector<ParallelOptions> layouts;
+  for (std::size_t i = 0; i < k; ++i) layouts.push_back(fit[i].layout);
+  std::vector<PlanSim> sims;
+  if (many) {
+    sims = many(layouts);
+    if (sims.size() != k) throw std::logic_error("plan: the simulations did not all come back");
+  } else {
+    for (const auto& o : layouts) sims.push_back(plan_simulate(m, o, sys, p.mode));
+  }
   for (std::size_t i = 0; i < k; ++i) {
     PlanEstimate e = fit[i];
-    const ParallelResult sim = run_parallel(m, e.layout, sys, p.mode);
+    const PlanSim& sim = sims[i];
     e.simulated = true;
     e.sim_step_s = sim.step_s;
     e.sim_bubble_s = sim.bubble_s;
-    e.sim_dp_exposed_s = sim.dp_exposed_s + sim.param_gather_s;
+    e.sim_dp_exposed_s = sim.dp_exposed_s;
     e.sim_critical_s = sim.critical_s;
     e.mfu = sim.mfu;
     e.objective = objective_value(p, e, sim.step_s);

@@ -35,6 +35,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,8 +137,24 @@ struct PlanResult {
   std::vector<PlanMiss> misses;        ///< when nothing fits: the closest layouts
 };
 
-/// Searches, ranks and re-simulates. Throws std::invalid_argument for an empty space.
-PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::SystemSpec& sys);
+/// What the plan keeps of one layout's full simulation (run_parallel).
+struct PlanSim {
+  double step_s = 0, bubble_s = 0, dp_exposed_s = 0, mfu = 0;
+  std::map<std::string, double> critical_s;
+};
+PlanSim plan_simulate(const TransformerConfig& m, const ParallelOptions& o,
+                      const hw::SystemSpec& sys, TimingMode mode);
+/// A PlanSim as text and back, every double exactly (shortest round-trip form): the top-k
+/// simulations may run on other threads or MPI ranks.
+std::string plan_sim_encode(const PlanSim& s);
+PlanSim plan_sim_decode(const std::string& text);
+/// Runs the top-k simulations (layouts in rank order) and returns their results in that order.
+using PlanSimulateMany = std::function<std::vector<PlanSim>(const std::vector<ParallelOptions>&)>;
+
+/// Searches, ranks and re-simulates (one after another, or through `many`). Throws
+/// std::invalid_argument for an empty space.
+PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::SystemSpec& sys,
+                    const PlanSimulateMany& many = {});
 
 std::string plan_report_text(const PlanResult& r);
 nlohmann::json plan_report_json(const PlanResult& r);
