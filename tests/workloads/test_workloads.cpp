@@ -644,9 +644,24 @@ TEST_CASE("pre-registered e2e1: GPU-bound steps of unseen models within 10%", "[
   CHECK(n == 4);
 }
 
-// The rest of the set misses the target: Llama-3.2 3B prefill and eager decode, -43% to -44%,
-// measured with the host ~1.6x slow through the whole decode script (CPU probes 307-324 us
-// against 178-195 us elsewhere in the lease), which this set cannot tell from a model error.
+// Run 2 of the same set (a second lease, the model and predictions unchanged), its decode script
+// at nominal host speed: every step within 10%: -1.6%, -2.8% (training), -0.3% (prefill), +1.6%,
+// +6.9% (eager decode), +1.4%, -8.0% (graph decode).
+TEST_CASE("pre-registered e2e1 run 2: every step of the unseen models within 10%", "[validation]") {
+  int n = 0;
+  for (const auto& r : e2e_rows("e2e_prereg1_run2")) {
+    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
+    INFO(r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured " << r.measured_s * 1e3
+              << " ms");
+    CHECK(std::fabs(r.error) <= 0.10);
+    ++n;
+  }
+  CHECK(n == 7);
+}
+
+// Run 1's Llama-3.2 3B prefill and eager decode miss the target, -43% to -44%, measured with the
+// host ~1.6x slow through the whole decode script (CPU probes 307-324 us against 178-195 us
+// elsewhere in the lease), which that run cannot tell from a model error (run 2 above can).
 TEST_CASE(
     "pre-registered e2e1: host-affected prefill and eager decode within 10% (target, not "
     "met)",
