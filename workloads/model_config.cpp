@@ -254,6 +254,19 @@ ModelConfig read_model_config(const hw::LoadedConfig& config) {
   return out;
 }
 
+std::string resolve_study_model(const std::string& study_path, const std::string& name) {
+  namespace fs = std::filesystem;
+  // error_code forms: a name the file system refuses (over 255 bytes) is a missing file, reported
+  // by the model loader, not a filesystem_error (found by fuzz_study: exit 1, no file or line).
+  std::error_code ec;
+  const fs::path rel = fs::path(study_path).parent_path() / name;
+  if (fs::is_regular_file(rel, ec)) return rel.string();
+  if (fs::is_regular_file(name, ec)) return name;
+  const fs::path shipped = fs::path(hw::config_dir()) / "models" / (name + ".yaml");
+  if (fs::exists(shipped, ec)) return shipped.string();
+  return name;
+}
+
 ModelConfig load_model_config(const std::string& name_or_path) {
   std::string path = name_or_path;
   std::error_code ec;  // a name the file system refuses is a missing file, not an exception

@@ -139,4 +139,9 @@ ModelConfig read_model_config(const hw::LoadedConfig& config);
 /// Loads configs/models/NAME.yaml or a path. Throws hw::ConfigException.
 ModelConfig load_model_config(const std::string& name_or_path);
 
+/// The model file a study names: relative to the study's folder, then as written, then a shipped
+/// configs/models name; else the name unchanged (the loader then reports it missing). A name the
+/// file system refuses (over 255 bytes) is a missing file, not a filesystem_error.
+std::string resolve_study_model(const std::string& study_path, const std::string& name);
+
 }  // namespace ridge::workloads

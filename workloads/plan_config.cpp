@@ -49,16 +49,6 @@ const std::vector<PlanKey>& plan_keys() {
 
 namespace {
 
-std::string resolve_model(const std::string& study_path, const std::string& name) {
-  namespace fs = std::filesystem;
-  const fs::path rel = fs::path(study_path).parent_path() / name;
-  if (fs::exists(rel) && fs::is_regular_file(rel)) return rel.string();
-  if (fs::exists(name) && fs::is_regular_file(name)) return name;
-  const fs::path shipped = fs::path(hw::config_dir()) / "models" / (name + ".yaml");
-  if (fs::exists(shipped)) return shipped.string();
-  return name;
-}
-
 // A list of positive integers (a single integer is a list of one when `scalar_ok`).
 std::vector<int> int_list(hw::MapReader& r, std::string_view key, bool scalar_ok, long long hi) {
   std::vector<int> out;
@@ -125,7 +115,8 @@ void read_serve_plan(const std::string& path, hw::MapReader& p, PlanStudy& s) {
   const std::string name = p.text("serve");
   namespace fs = std::filesystem;
   const fs::path rel = fs::path(path).parent_path() / name;
-  o.serve_path = fs::exists(rel) ? rel.string() : name;
+  std::error_code ec;  // a name the file system refuses is a missing file, reported by the loader
+  o.serve_path = fs::exists(rel, ec) ? rel.string() : name;
   const hw::ConfigNode* at = p.node().find("serve");
   try {
     o.study = load_serve_study(o.serve_path);
@@ -166,7 +157,7 @@ PlanStudy load_plan_study(const std::string& path) {
     s.question = m->text("question", "");
     const hw::ConfigNode* pn = m->node().find("plan");
     const bool serving = pn && pn->find("serve");
-    if (!serving) s.model_path = resolve_model(path, m->text("model"));
+    if (!serving) s.model_path = resolve_study_model(path, m->text("model"));
     const std::string mode = m->choice("mode", "fast", {"fast", "detailed"});
     s.plan.mode = mode == "detailed" ? TimingMode::kDetailed : TimingMode::kFast;
     if (auto p = m->map("plan"); p && p->has("serve")) {

@@ -414,17 +414,8 @@ namespace {
 std::string resolve_relative(const std::string& study_path, const std::string& name) {
   namespace fs = std::filesystem;
   const fs::path rel = fs::path(study_path).parent_path() / name;
-  if (fs::exists(rel)) return rel.lexically_normal().string();
-  return name;
-}
-
-std::string resolve_model_name(const std::string& study_path, const std::string& name) {
-  namespace fs = std::filesystem;
-  const fs::path rel = fs::path(study_path).parent_path() / name;
-  if (fs::exists(rel) && fs::is_regular_file(rel)) return rel.string();
-  if (fs::exists(name) && fs::is_regular_file(name)) return name;
-  const fs::path shipped = fs::path(hw::config_dir()) / "models" / (name + ".yaml");
-  if (fs::exists(shipped)) return shipped.string();
+  std::error_code ec;  // a name the file system refuses is a missing file, reported by the reader
+  if (fs::exists(rel, ec)) return rel.lexically_normal().string();
   return name;
 }
 
@@ -457,7 +448,7 @@ ServeStudy load_serve_study(const std::string& path) {
   const hw::ConfigNode* trace_node = nullptr;
   if (auto m = top.map("serve")) {
     s.question = m->text("question", "");
-    s.model_path = resolve_model_name(path, m->text("model"));
+    s.model_path = resolve_study_model(path, m->text("model"));
     const bool gpu_given = m->has("gpu");
     s.gpu_name = m->text("gpu", "h200");
     s.tp = static_cast<int>(m->integer("tp", 1, 1, 512));

@@ -136,19 +136,6 @@ void check_against_model(const WorkloadSpec& w, const ModelConfig& model, hw::Er
   }
 }
 
-std::string resolve_model(const std::string& study_path, const std::string& name) {
-  namespace fs = std::filesystem;
-  // error_code forms: a name the file system refuses (over 255 bytes) is a missing file, reported
-  // by the model loader, not a filesystem_error (found by fuzz_study: exit 1, no file or line).
-  std::error_code ec;
-  const fs::path rel = fs::path(study_path).parent_path() / name;
-  if (fs::is_regular_file(rel, ec)) return rel.string();
-  if (fs::is_regular_file(name, ec)) return name;
-  const fs::path shipped = fs::path(hw::config_dir()) / "models" / (name + ".yaml");
-  if (fs::exists(shipped, ec)) return shipped.string();
-  return name;
-}
-
 }  // namespace
 
 Study load_study(const std::string& path) {
@@ -163,7 +150,7 @@ Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
   const hw::ConfigNode* gpu_node = nullptr;
   if (auto m = top.map("study")) {
     s.question = m->text("question", "");
-    s.model_path = resolve_model(path, m->text("model"));
+    s.model_path = resolve_study_model(path, m->text("model"));
     s.gpu_name = m->text("gpu", "h200");
     if (const hw::ConfigNode* g = m->node().find("gpu")) gpu_node = g;
     const std::string mode = m->choice("mode", "fast", {"fast", "detailed"});
