@@ -461,6 +461,26 @@ double rel(double predicted, double measured) {
   return (predicted - measured) / measured;
 }
 
+// The serving targets for one H200 run (its studies in `dir`, its measured record):
+// throughput and p50s within 10%, p99s within 20%, for the static and the continuous loop.
+void check_serving_targets(const std::string& dir, const nlohmann::json& record) {
+  for (const char* policy : {"static", "continuous"}) {
+    const auto run = run_serve(load_serve_study(dir + policy + ".yaml"));
+    const nlohmann::json pred = serve_json(run);
+    for (const auto& rec : record["records"]) {
+      if (rec["params"]["policy"] != policy) continue;
+      const auto& m = rec["summary"];
+      INFO(policy);
+      CHECK(std::fabs(rel(pred["requests_per_s"], m["requests_per_s"])) <= 0.10);
+      for (const char* k : {"ttft", "tpot", "e2e"}) {
+        INFO(k);
+        CHECK(std::fabs(rel(pred[k]["p50_s"], m[k]["p50_s"])) <= 0.10);
+        CHECK(std::fabs(rel(pred[k]["p99_s"], m[k]["p99_s"])) <= 0.20);
+      }
+    }
+  }
+}
+
 // A decode step's time at the host speed Ridge prices (e2e_compare.hpp): measured x
 // host_probe_us / the step's CPU probe, for steps issued at nominal host speed only.
 struct Step {
@@ -504,21 +524,7 @@ std::map<std::string, std::vector<Step>> serve2_steady_steps(double host_probe_s
 // while some metric is outside its budget; when all are within, the tag must come off.
 TEST_CASE("H200 serving run 2: throughput and p50 within 10%, p99 within 20% (target, not met)",
           "[validation][serving][!shouldfail]") {
-  for (const char* policy : {"static", "continuous"}) {
-    const auto run = run_serve(load_serve_study(kServe2 + policy + ".yaml"));
-    const nlohmann::json pred = serve_json(run);
-    for (const auto& rec : serve2_record()["records"]) {
-      if (rec["params"]["policy"] != policy) continue;
-      const auto& m = rec["summary"];
-      INFO(policy);
-      CHECK(std::fabs(rel(pred["requests_per_s"], m["requests_per_s"])) <= 0.10);
-      for (const char* k : {"ttft", "tpot", "e2e"}) {
-        INFO(k);
-        CHECK(std::fabs(rel(pred[k]["p50_s"], m[k]["p50_s"])) <= 0.10);
-        CHECK(std::fabs(rel(pred[k]["p99_s"], m[k]["p99_s"])) <= 0.20);
-      }
-    }
-  }
+  check_serving_targets(kServe2, serve2_record());
 }
 
 // Regression guard (not the target) on what run 2 does support:
@@ -589,21 +595,7 @@ const nlohmann::json& serve3_record() {
 // fail: Catch reports it passed only while some metric is outside its budget.
 TEST_CASE("H200 serving run 3: throughput and p50 within 10%, p99 within 20% (target, not met)",
           "[validation][serving][!shouldfail]") {
-  for (const char* policy : {"static", "continuous"}) {
-    const auto run = run_serve(load_serve_study(kServe3 + policy + ".yaml"));
-    const nlohmann::json pred = serve_json(run);
-    for (const auto& rec : serve3_record()["records"]) {
-      if (rec["params"]["policy"] != policy) continue;
-      const auto& m = rec["summary"];
-      INFO(policy);
-      CHECK(std::fabs(rel(pred["requests_per_s"], m["requests_per_s"])) <= 0.10);
-      for (const char* k : {"ttft", "tpot", "e2e"}) {
-        INFO(k);
-        CHECK(std::fabs(rel(pred[k]["p50_s"], m[k]["p50_s"])) <= 0.10);
-        CHECK(std::fabs(rel(pred[k]["p99_s"], m[k]["p99_s"])) <= 0.20);
-      }
-    }
-  }
+  check_serving_targets(kServe3, serve3_record());
 }
 
 // Regression guard (not the target) on what run 3 supports:
