@@ -12,6 +12,7 @@
 
 #include "hw/config.hpp"
 #include "hw/system_loader.hpp"
+#include "tests/workloads/load_error.hpp"
 #include "workloads/model_config.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/study.hpp"
@@ -66,35 +67,13 @@ const OpNode* find_op(const Graph& g, const std::string& name) {
 }
 
 std::string study_error(const std::string& text) {
-  const std::string path = "test_moe_bad.yaml";
-  {
-    std::ofstream f(path);
-    f << text;
-  }
-  try {
-    load_study(path);
-  } catch (const hw::ConfigException& e) {
-    std::remove(path.c_str());
-    return e.what();
-  }
-  std::remove(path.c_str());
-  return "";
+  return ridge::test::load_error("test_moe_bad.yaml", text,
+                                 [](const std::string& p) { load_study(p); });
 }
 
 std::string model_error(const std::string& text) {
-  const std::string path = "test_moe_model_bad.yaml";
-  {
-    std::ofstream f(path);
-    f << text;
-  }
-  try {
-    load_model_config(path);
-  } catch (const hw::ConfigException& e) {
-    std::remove(path.c_str());
-    return e.what();
-  }
-  std::remove(path.c_str());
-  return "";
+  return ridge::test::load_error("test_moe_model_bad.yaml", text,
+                                 [](const std::string& p) { load_model_config(p); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "hw/config.hpp"
 #include "hw/system_loader.hpp"
+#include "tests/workloads/load_error.hpp"
 #include "tests/workloads/megatron_gpt.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/study.hpp"
@@ -230,19 +231,8 @@ TEST_CASE("DP reduction is overlapped with the last backward", "[unit]") {
 
 namespace {
 std::string study_error(const std::string& text) {
-  const std::string path = "test_parallel_bad.yaml";
-  {
-    std::ofstream f(path);
-    f << text;
-  }
-  try {
-    load_study(path);
-  } catch (const hw::ConfigException& e) {
-    std::remove(path.c_str());
-    return e.what();
-  }
-  std::remove(path.c_str());
-  return "";
+  return ridge::test::load_error("test_parallel_bad.yaml", text,
+                                 [](const std::string& p) { load_study(p); });
 }
 }  // namespace
 
