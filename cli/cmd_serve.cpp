@@ -88,20 +88,25 @@ void register_serve(CLI::App& app, Action& action) {
   cmd->add_option("--trace", *trace,
                   "write Perfetto counters (KV use, batch size, queue length) as trace JSON");
   cmd->add_option("--svg", *svg, "write KV use, batch size and queue length over time (SVG)");
+  auto requests = std::make_shared<std::string>();
+  cmd->add_option("--requests", *requests,
+                  "write every request's arrival, first/last token and finish times (CSV)");
   auto* as_json = add_json_flag(cmd);
-  cmd->callback([&action, path, trace, svg, as_json] {
+  cmd->callback([&action, path, trace, svg, requests, as_json] {
     action = [=] {
       const workloads::ServeStudy study = workloads::load_serve_study(*path);
-      const workloads::ServeRun run = workloads::run_serve(study);
+      const workloads::ServeRun run = workloads::run_serve(study, !requests->empty());
       std::vector<std::pair<std::string, std::string>> files = run.study.files;
       for (const auto& f : run.model.files) files.push_back(f);
       for (const auto& f : run.gpu.files) files.push_back(f);
       // Render everything first, then write: a failure leaves nothing half-written.
-      std::string t, s;
+      std::string t, s, q;
       if (!trace->empty()) t = workloads::serve_trace_json(run);
       if (!svg->empty()) s = workloads::serve_svg(run);
+      if (!requests->empty()) q = workloads::serve_requests_csv(run);
       if (!trace->empty()) write_file_atomically(*trace, t);
       if (!svg->empty()) write_file_atomically(*svg, s);
+      if (!requests->empty()) write_file_atomically(*requests, q);
       nlohmann::json j = workloads::serve_json(run);
       j["study"] = *path;
       j["provenance"] = provenance(files);

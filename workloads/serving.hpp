@@ -33,8 +33,9 @@ struct ServeRun {
 /// The lengths/requests the study's trace gives (empty without a trace). Errors name the trace.
 std::vector<Request> study_trace(const ServeStudy& s, const TransformerConfig& m);
 
-/// Runs the study (and its capacity search when asked).
-ServeRun run_serve(const ServeStudy& s);
+/// Runs the study (and its capacity search when asked). `record_requests`: keep every request's
+/// record (ServeResult::records; memory grows with the request count, checked against the limit).
+ServeRun run_serve(const ServeStudy& s, bool record_requests = false);
 
 /// Serves `requests` Poisson requests at `rate` (lengths sampled from `lengths`) and returns the
 /// result; the capacity search's trial.
@@ -56,5 +57,9 @@ nlohmann::json serve_json(const ServeRun& r);
 std::string serve_trace_json(const ServeRun& r);
 /// The same series as an SVG plot (three panels over time).
 std::string serve_svg(const ServeRun& r);
+/// Every request's record as CSV (run_serve with record_requests), in id order: id, arrival_s,
+/// first_token_s, last_token_s, finish_s (seconds from the run's time origin), prompt_tokens,
+/// output_tokens, preemptions. Doubles in round-trip form (17 significant digits).
+std::string serve_requests_csv(const ServeRun& r);
 
 }  // namespace ridge::workloads

@@ -67,6 +67,9 @@ ServeResult simulate_disaggregated(RequestSource& source, const TransformerConfi
       if ((o.slo.ttft_s <= 0 || ttft <= o.slo.ttft_s) && (o.slo.e2e_s <= 0 || ttft <= o.slo.e2e_s))
         ++out.slo_met;
       out.makespan_s = std::max(out.makespan_s, first[i]);
+      if (o.record_requests)
+        out.records.push_back(
+            {a.id, a.arrival_s, first[i], first[i], first[i], a.prompt_tokens, 1, 0});
       continue;
     }
     Request r = a;

@@ -112,7 +112,7 @@ void setup_tp(ServeStudy& s, const TransformerConfig& m, hw::GpuSpec& gpu) {
 
 }  // namespace
 
-ServeRun run_serve(const ServeStudy& study) {
+ServeRun run_serve(const ServeStudy& study, bool record_requests) {
   ServeRun r;
   r.model = load_model_config(study.model_path);
   if (!r.model.is_transformer())
@@ -128,6 +128,16 @@ ServeRun run_serve(const ServeStudy& study) {
     r.study.files.push_back({s.arrivals.trace_path, hw::sha256_hex(bytes)});
   }
   auto src = make_source(s.arrivals, trace, m.max_positions);
+  ServeOptions opts = options_for(s, m);
+  opts.record_requests = record_requests;
+  if (record_requests) {
+    const double n = s.arrivals.process == ArrivalProcess::kTrace
+                         ? static_cast<double>(trace.size())
+                         : static_cast<double>(s.arrivals.requests);
+    hw::require_run_memory(n * sizeof(RequestRecord),
+                           fmt::format("{}: the records of {:.0f} requests",
+                                       s.files.empty() ? "serve" : s.files.front().first, n));
+  }
   if (s.disagg.enabled) {
     // The disaggregated run holds every request: as read, in its prefill and decode pools, with
     // its record and first-token time.
@@ -137,11 +147,10 @@ ServeRun run_serve(const ServeStudy& study) {
     hw::require_run_memory(n * (3.0 * sizeof(Request) + sizeof(RequestRecord) + sizeof(double)),
                            fmt::format("{}: disaggregated serving of {:.0f} requests",
                                        s.files.empty() ? "serve" : s.files.front().first, n));
-    r.result =
-        simulate_disaggregated(*src, m, r.gpu, s.engine, s.mode, options_for(s, m), s.disagg);
+    r.result = simulate_disaggregated(*src, m, r.gpu, s.engine, s.mode, opts, s.disagg);
   } else {
     IterationCostModel cost(m, r.gpu, s.engine, s.mode);
-    r.result = simulate_serving(*src, cost, m, r.gpu, options_for(s, m));
+    r.result = simulate_serving(*src, cost, m, r.gpu, opts);
   }
   if (s.capacity.enabled) {
     CapacityResult c;
@@ -292,6 +301,19 @@ nlohmann::json serve_json(const ServeRun& run) {
         {"target_rate_per_s", run.study.capacity.target_rate_per_s}};
   }
   return j;
+}
+
+std::string serve_requests_csv(const ServeRun& run) {
+  std::vector<RequestRecord> recs = run.result.records;
+  std::sort(recs.begin(), recs.end(),
+            [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+  std::string o =
+      "id,arrival_s,first_token_s,last_token_s,finish_s,prompt_tokens,output_tokens,preemptions\n";
+  for (const auto& r : recs)
+    o += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{},{},{}\n", r.id, r.arrival_s,
+                     r.first_token_s, r.last_token_s, r.finish_s, r.prompt_tokens, r.output_tokens,
+                     r.preemptions);
+  return o;
 }
 
 std::string serve_trace_json(const ServeRun& run) {

@@ -210,9 +210,8 @@ class Engine {
 
   void finish(Seq& s, double end_s) {
     const double arrival = s.r.origin_arrival_s >= 0 ? s.r.origin_arrival_s : s.r.arrival_s;
-    RequestRecord rec{s.r.id,       arrival,           s.first_token_s,
-                      end_s,        s.r.prompt_tokens, s.r.output_tokens,
-                      s.preemptions};
+    RequestRecord rec{s.r.id, arrival,           s.first_token_s,   s.last_token_s,
+                      end_s,  s.r.prompt_tokens, s.r.output_tokens, s.preemptions};
     const double ttft = s.first_token_s - arrival, e2e = end_s - arrival;
     r_.ttft.add(ttft);
     r_.e2e.add(e2e);

@@ -34,7 +34,7 @@ namespace ridge::workloads {
 /// What one request went through (kept only when asked: tests and small runs).
 struct RequestRecord {
   std::int64_t id = 0;
-  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  double arrival_s = 0, first_token_s = 0, last_token_s = 0, finish_s = 0;
   long long prompt_tokens = 0, output_tokens = 0;
   int preemptions = 0;
 };

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "hw/gpu_loader.hpp"
 #include "workloads/serving.hpp"
@@ -463,8 +464,12 @@ double rel(double predicted, double measured) {
 
 // The issue's serving targets for one H200 run (its studies in `dir`, its measured record):
 // throughput and p50s within 10%, p99s within 20%, for the static and the continuous loop.
+// Each run the record holds is checked (run 4's second process ran only the continuous set).
 void check_serving_targets(const std::string& dir, const nlohmann::json& record) {
   for (const char* policy : {"static", "continuous"}) {
+    bool ran = false;
+    for (const auto& rec : record["records"]) ran = ran || rec["params"]["policy"] == policy;
+    if (!ran) continue;
     const auto run = run_serve(load_serve_study(dir + policy + ".yaml"));
     const nlohmann::json pred = serve_json(run);
     for (const auto& rec : record["records"]) {
@@ -663,4 +668,118 @@ TEST_CASE("H200 serving run 3: continuous metrics, static schedule, per-shape st
       }
     }
   }
+}
+
+// ---- Per-request predictions and the nominal-host-speed comparison (runs 3 and 4) ----
+namespace {
+
+// Nearest rank, as serve_llama.py's pct: the smallest value with at least p% at or below it.
+double nearest_rank(std::vector<double> xs, double p) {
+  std::sort(xs.begin(), xs.end());
+  const auto k =
+      std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(p / 100.0 * xs.size())));
+  return xs[std::min(xs.size(), k) - 1];
+}
+
+// TTFT of the requests a measured continuous run served at nominal host speed (every iteration
+// overlapping [arrival, first token] at probe <= 1.25 x the run's fastest: serve_compare.py's
+// nominal_ids), measured and as Ridge predicts each of the same requests (run_serve's records).
+struct Paired {
+  std::vector<double> measured, ridge;
+};
+Paired nominal_ttft(const std::string& dir, const nlohmann::json& record) {
+  Paired out;
+  for (const auto& rec : record["records"]) {
+    if (rec["params"]["policy"] != "continuous") continue;
+    const auto run = run_serve(load_serve_study(dir + "continuous.yaml"), true);
+    const auto pred = by_id(run.result);
+    double fastest = 1e9;
+    for (const auto& it : rec["iterations"])
+      fastest = std::min(fastest, it["probe_us"].get<double>());
+    std::map<std::int64_t, double> arrival;
+    for (const auto& q : rec["requests"]) arrival[q["id"].get<std::int64_t>()] = q["arrival_s"];
+    for (const auto& q : rec["results"]) {
+      const auto id = q["id"].get<std::int64_t>();
+      const double lo = arrival.at(id), hi = q["first_token_s"];
+      bool nominal = true;
+      for (const auto& it : rec["iterations"])
+        if (it["end_s"].get<double>() > lo && it["start_s"].get<double>() < hi)
+          nominal = nominal && it["probe_us"].get<double>() <= 1.25 * fastest;
+      if (!nominal) continue;
+      REQUIRE(pred.count(id) == 1);
+      out.measured.push_back(hi - lo);
+      out.ridge.push_back(pred.at(id).first_token_s - pred.at(id).arrival_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// `ridge serve --requests`: one row per request in id order, each consistent with the run's
+// histograms: the nearest-rank p50 of the rows' TTFT is within the histogram's stated 0.54% of
+// serve_json's p50 (the histogram's bucket error, docs/serving.md "Metrics"), first <= last token
+// <= finish, and the disaggregated mode also lists the requests done on the prefill GPU.
+TEST_CASE("per-request records: CSV rows match the run's percentiles", "[unit][serving]") {
+  // The shipped chat study, 300 Poisson requests at 8 req/s drawn from its trace, no capacity.
+  ServeStudy st = load_serve_study(std::string(RIDGE_SOURCE_DIR) +
+                                   "/configs/studies/serve-llama3-8b-chat.yaml");
+  st.arrivals.process = ArrivalProcess::kPoisson;
+  st.arrivals.rate_per_s = 8;
+  st.arrivals.requests = 300;
+  st.capacity.enabled = false;
+  const auto run = run_serve(st, true);
+  const std::string csv = serve_requests_csv(run);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line ==
+        "id,arrival_s,first_token_s,last_token_s,finish_s,prompt_tokens,output_tokens,"
+        "preemptions");
+  std::vector<double> ttft;
+  std::int64_t expect = 0;
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string cell;
+    std::vector<double> v;
+    while (std::getline(row, cell, ',')) v.push_back(std::stod(cell));
+    REQUIRE(v.size() == 8);
+    CHECK(static_cast<std::int64_t>(v[0]) == expect++);
+    CHECK(v[1] <= v[2]);
+    CHECK(v[2] <= v[3]);
+    CHECK(v[3] <= v[4]);
+    ttft.push_back(v[2] - v[1]);
+  }
+  CHECK(expect == run.result.requests);
+  const double p50 = serve_json(run)["ttft"]["p50_s"];
+  CHECK(std::fabs(nearest_rank(ttft, 50) / p50 - 1) <= 0.0055);
+  // Without the flag nothing is kept.
+  CHECK(run_serve(st).result.records.empty());
+  // Disaggregated: a request with one output token ends on the prefill GPU; it is listed too.
+  std::vector<Request> rs = {req(0, 0.0, 64, 1), req(1, 0.0, 64, 4)};
+  SchedulerSpec s;
+  s.max_num_seqs = 4;
+  ServeOptions o;
+  o.scheduler = s;
+  o.max_context = llama8b().max_positions;
+  o.record_requests = true;
+  DisaggSpec d;
+  d.enabled = true;
+  auto src = list_source(rs);
+  EngineCost e;
+  e.capture_sizes = vllm_capture_sizes(s.max_num_seqs);
+  const auto r = simulate_disaggregated(*src, llama8b(), h200(), e, TimingMode::kFast, o, d);
+  CHECK(r.records.size() == 2);
+}
+
+// Run 3's TTFT over the requests served at nominal host speed (development data: the split and
+// this comparison were designed after run 3's miss, see validate/README.md, run 3). 30 of 64
+// requests qualify; measured p50 29.0 ms and p99 (their largest) 52.1 ms, Ridge's for the same
+// requests 29.7 ms (+2.3%) and 57.4 ms (+10.3%). Guard: the issue's budgets, 10% and 20%.
+TEST_CASE("H200 serving run 3: TTFT at nominal host speed, per request (guard)",
+          "[validation][serving]") {
+  const Paired p = nominal_ttft(kServe3, serve3_record());
+  REQUIRE(p.measured.size() == 30);
+  CHECK(std::fabs(rel(nearest_rank(p.ridge, 50), nearest_rank(p.measured, 50))) <= 0.10);
+  CHECK(std::fabs(rel(nearest_rank(p.ridge, 99), nearest_rank(p.measured, 99))) <= 0.20);
 }

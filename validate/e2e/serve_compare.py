@@ -52,13 +52,17 @@ STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 
 # The run's request-list parameters: serve_llama.py's defaults (run 2) unless `predict` is given
 # --rate R --static-seed S --cont-seed C (run 3); `compare` reads them from predictions.json.
-RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED}
+# `runs`: the sets the measured process runs, in order (run 4's second process: continuous only).
+RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
+       "runs": ["static", "continuous"]}
 
 
 def cases():
     static, cont = sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"])
-    return (("static", "e2e/serve/static/llama3.2-1b", static, "static", sl.BATCH),
-            ("continuous", "e2e/serve/continuous/llama3.2-1b", cont, "prefill_first", sl.SLOTS))
+    return tuple(c for c in (
+        ("static", "e2e/serve/static/llama3.2-1b", static, "static", sl.BATCH),
+        ("continuous", "e2e/serve/continuous/llama3.2-1b", cont, "prefill_first", sl.SLOTS))
+        if c[0] in RUN["runs"])
 
 
 def write_trace(path, reqs):
@@ -68,10 +72,22 @@ def write_trace(path, reqs):
             f.write("%.6f,%d,%d\n" % (q["arrival_s"], q["prompt_tokens"], q["output_tokens"]))
 
 
-def ridge_json(ridge, study):
-    out = subprocess.run([ridge, "serve", os.path.basename(study), "--json"], check=True,
-                         capture_output=True, text=True, cwd=os.path.dirname(study)).stdout
+def ridge_json(ridge, study, requests=None):
+    """`ridge serve STUDY --json` (and, given `requests`, its per-request CSV written there)."""
+    cmd = [ridge, "serve", os.path.basename(study), "--json"]
+    if requests:
+        cmd += ["--requests", requests]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                         cwd=os.path.dirname(study)).stdout
     return json.loads(out)
+
+
+def read_requests(path):
+    """Ridge's per-request CSV (`ridge serve --requests`): {id: row of floats}."""
+    with open(path) as f:
+        head = f.readline().strip().split(",")
+        rows = [dict(zip(head, map(float, line.strip().split(",")))) for line in f if line.strip()]
+    return {int(r["id"]): r for r in rows}
 
 
 def slim(pred):
@@ -91,7 +107,7 @@ def predict(ridge, d):
             f.write(STUDY.format(what=rid, rid=rid, trace="%s_requests.csv" % name, policy=policy,
                                  seqs=seqs, budget=sl.PROMPT, cpu=CPU_OVERHEAD_MS,
                                  cpu_why=CPU_WHY, extra=seen_line(name)))
-        preds[name] = slim(ridge_json(ridge, study))
+        preds[name] = slim(ridge_json(ridge, study, "%s_ridge_requests.csv" % name))
     steps = {}
     for n in STEP_BATCHES:
         reqs = [dict(arrival_s=0.0, prompt_tokens=sl.PROMPT, output_tokens=2) for _ in range(n)]
@@ -108,7 +124,8 @@ def predict(ridge, d):
     with open(os.path.join(d, "predictions.json"), "w") as f:
         json.dump({"generated_by": "validate/e2e/serve_compare.py predict",
                    "rate_per_s": RUN["rate_per_s"], "static_seed": RUN["static_seed"],
-                   "cont_seed": RUN["cont_seed"], "cpu_overhead_ms": CPU_OVERHEAD_MS,
+                   "cont_seed": RUN["cont_seed"], "runs": RUN["runs"],
+                   "cpu_overhead_ms": CPU_OVERHEAD_MS,
                    "predictions": preds, "decode_step_s_by_batch": steps}, f, indent=1,
                   sort_keys=True)
         f.write("\n")
@@ -163,7 +180,7 @@ def process_shapes(name):
     (its schedule depends on no timing: batches of BATCH in id order)."""
     P = sl.PROMPT
     seen = [(1, P, P), (sl.BATCH, P, P)] + [(n, 1, kv) for n, kv in warmup_shapes()]
-    if name == "continuous":
+    if name == "continuous" and "static" in RUN["runs"]:
         static = cases()[0][2]
         for b in range(0, len(static), sl.BATCH):
             batch = static[b:b + sl.BATCH]
@@ -180,8 +197,8 @@ def process_shapes(name):
 def seen_line(name):
     flat = ", ".join("%d, %d, %d" % t for t in process_shapes(name))
     return ("    # (batch, q_len, kv_len) run in the process before this run (warm-up%s)\n"
-            "    sdpa_seen_shapes: [%s]\n" % (", static run" if name == "continuous" else "",
-                                             flat))
+            "    sdpa_seen_shapes: [%s]\n"
+            % (", static run" if name == "continuous" and "static" in RUN["runs"] else "", flat))
 
 
 def shape_split(recs):
@@ -190,6 +207,8 @@ def shape_split(recs):
     seen = set(warmup_shapes())
     out = {}
     for name in ("static", "continuous"):
+        if name not in recs:
+            continue
         it = recs[name]["iterations"]
         fast = min(i["probe_us"] for i in it)
         for i in it:
@@ -263,6 +282,8 @@ def compare(ridge, d):
           "at host_probe_us (ms) | Ridge, context 256 (ms) | error vs scaled |")
     print("|---|---|---|---|---|---|---|")
     for name in ("static", "continuous"):
+        if name not in recs:
+            continue
         it = recs[name]["iterations"]
         fast = min(i["probe_us"] for i in it)
         for n in sorted({i["rows"] for i in it if i["kind"] == "decode"}):
@@ -290,12 +311,139 @@ def compare(ridge, d):
         for seen in (False, True):
             xs = split.get((name, seen), [])
             nom = [x for x in xs if x[2]]
+            if not nom:
+                continue
             print("| %s | %s | %d | %d | %.1f | %.1f | %.1f | %.2f |"
                   % ("shape seen before" if seen else "first of its shape", name, len(xs),
                      len(nom), median([x[0] for x in xs]) * 1e3,
                      median([x[0] for x in nom]) * 1e3,
                      median([x[0] * probe_ref / x[1] for x in nom]) * 1e3,
                      steps[str(sl.BATCH)] * 1e3))
+
+    for name, rid, reqs, policy, seqs in cases():
+        nominal_table(ridge, d, name, recs[name])
+        if name == "continuous":
+            ttft_parts(recs, name)
+
+
+# A request's window for each metric: it counts as served at nominal host speed when every
+# iteration overlapping that window ran with probe <= NOMINAL x the run's fastest probe.
+NOMINAL = 1.25
+WINDOWS = (("TTFT", "arrival_s", "first_token_s"), ("TPOT", "first_token_s", "last_token_s"),
+           ("E2E", "arrival_s", "finish_s"))
+
+
+def nominal_ids(rec, lo_key, hi_key):
+    """Ids of the requests whose [lo, hi] window overlaps only nominal-speed iterations."""
+    it = rec["iterations"]
+    fast = min(i["probe_us"] for i in it)
+    arrival = {q["id"]: q["arrival_s"] for q in rec["requests"]}
+    out = []
+    for q in rec["results"]:
+        w = dict(q, arrival_s=arrival[q["id"]])
+        lo, hi = w[lo_key], w[hi_key]
+        if all(i["probe_us"] <= NOMINAL * fast for i in it if i["end_s"] > lo and i["start_s"] < hi):
+            out.append(q["id"])
+    return out
+
+
+def metric(w, name, out_tokens):
+    if name == "TTFT":
+        return w["first_token_s"] - w["arrival_s"]
+    if name == "E2E":
+        return w["finish_s"] - w["arrival_s"]
+    return (w["last_token_s"] - w["first_token_s"]) / (out_tokens - 1)
+
+
+def nominal_table(ridge, d, name, rec):
+    """The latencies of the requests served at nominal host speed, measured against Ridge's
+    per-request predictions for the same requests (the committed <name>_ridge_requests.csv, or,
+    where a run predates it, written now from the committed study and said so)."""
+    path = os.path.join(d, "%s_ridge_requests.csv" % name)
+    note = ""
+    if not os.path.exists(path):
+        path = os.path.join("/tmp", "serve_compare_%d_%s_ridge_requests.csv" % (os.getpid(), name))
+        ridge_json(ridge, os.path.join(d, "%s.yaml" % name), path)
+        note = " (Ridge's per-request file written now from the committed study: not pre-registered)"
+    pred = read_requests(path)
+    meas = {q["id"]: dict(q) for q in rec["results"]}
+    for q in rec["requests"]:
+        meas[q["id"]]["arrival_s"] = q["arrival_s"]
+    outs = {q["id"]: q["output_tokens"] for q in rec["requests"]}
+    print()
+    print("%s: requests served at nominal host speed (every iteration over the window at probe "
+          "<= %.2f x fastest)%s" % (name, NOMINAL, note))
+    print()
+    print("| run | metric | requests | measured p50 (ms) | Ridge p50 (ms) | error | "
+          "measured p99 (ms) | Ridge p99 (ms) | error |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for m, lo, hi in WINDOWS:
+        ids = [i for i in nominal_ids(rec, lo, hi) if m != "TPOT" or outs[i] > 1]
+        n_all = sum(1 for i in outs if m != "TPOT" or outs[i] > 1)
+        if not ids:
+            print("| %s | %s | 0 of %d | | | | | | |" % (name, m, n_all))
+            continue
+        mx = [metric(meas[i], m, outs[i]) for i in ids]
+        px = [metric(pred[i], m, outs[i]) for i in ids]
+        cells = []
+        for p in (50, 99):
+            a, b = sl.pct(mx, p), sl.pct(px, p)
+            cells.append("%.4g | %.4g | %+.1f%%" % (a * 1e3, b * 1e3, 100 * (b - a) / a))
+        print("| %s | %s | %d of %d | %s |" % (name, m, len(ids), n_all, " | ".join(cells)))
+    if note:
+        os.remove(path)
+
+
+def ttft_parts(recs, name):
+    """What a continuous request's TTFT was made of: the wait for the iteration in flight at its
+    arrival (and any prefills queued before it), then its own prefill."""
+    rec = recs[name]
+    it = rec["iterations"]
+    fast = min(i["probe_us"] for i in it)
+    starts = [i["start_s"] for i in it]
+    seen = set(warmup_shapes())
+    if "static" in recs:
+        seen |= {(i["rows"], i["kv_len"]) for i in recs["static"]["iterations"]
+                 if i["kind"] == "decode"}
+    new = []
+    for i in it:
+        k = (i["rows"], i["kv_len"])
+        new.append(i["kind"] == "decode" and k not in seen)
+        if i["kind"] == "decode":
+            seen.add(k)
+    prefills = [j for j, i in enumerate(it) if i["kind"] == "prefill"]
+    res = {q["id"]: q for q in rec["results"]}
+    rows = {"idle": [], "new": [], "seen": [], "prefill": []}
+    for q, j in zip(rec["requests"], prefills):
+        a = q["arrival_s"]
+        k = max(0, sum(1 for s in starts if s <= a) - 1)
+        f = it[k]
+        kind = "idle" if f["end_s"] <= a or f["start_s"] > a else \
+            ("prefill" if f["kind"] == "prefill" else ("new" if new[k] else "seen"))
+        p = it[j]
+        rows[kind].append((p["start_s"] - a, p["forward_end_s"] - p["start_s"],
+                           res[q["id"]]["first_token_s"] - a,
+                           max(p["probe_us"], f["probe_us"]) <= NOMINAL * fast))
+    print()
+    print("%s: TTFT = wait (iteration in flight at arrival, earlier prefills) + own prefill"
+          % name)
+    print()
+    print("| in flight at arrival | requests (nominal) | wait p50 (ms) | prefill p50 (ms) | "
+          "TTFT p50 (ms) | TTFT max (ms) | TTFT p50, nominal (ms) | TTFT max, nominal (ms) |")
+    print("|---|---|---|---|---|---|---|---|")
+    labels = (("idle", "nothing (idle)"), ("new", "decode step, new shape"),
+              ("seen", "decode step, seen shape"), ("prefill", "prefill"))
+    for key, label in labels:
+        xs = rows[key]
+        if not xs:
+            continue
+        nom = [x for x in xs if x[3]]
+        f = lambda v: "%.1f" % (v * 1e3) if v is not None else ""  # noqa: E731
+        print("| %s | %d (%d) | %s | %s | %s | %s | %s | %s |"
+              % (label, len(xs), len(nom), f(median([x[0] for x in xs])),
+                 f(median([x[1] for x in xs])), f(median([x[2] for x in xs])),
+                 f(max(x[2] for x in xs)), f(median([x[2] for x in nom])),
+                 f(max([x[2] for x in nom]) if nom else None)))
 
 
 def main():
@@ -308,8 +456,11 @@ def main():
     ap.add_argument("--rate", type=float, default=sl.RATE)
     ap.add_argument("--static-seed", type=int, default=sl.SEED)
     ap.add_argument("--cont-seed", type=int, default=sl.CONT_SEED)
+    ap.add_argument("--runs", default="static,continuous",
+                    help="predict: the sets the measured process runs (serve_llama.py --runs)")
     a = ap.parse_args()
-    RUN.update(rate_per_s=a.rate, static_seed=a.static_seed, cont_seed=a.cont_seed)
+    RUN.update(rate_per_s=a.rate, static_seed=a.static_seed, cont_seed=a.cont_seed,
+               runs=[x for x in a.runs.split(",") if x])
     (predict if a.step == "predict" else compare)(os.path.abspath(a.ridge), os.path.abspath(a.dir))
 
 

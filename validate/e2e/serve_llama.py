@@ -31,6 +31,8 @@ last-token and finish times from the run's start; per iteration: kind, rows, kv_
 start, forward end, end, housekeeping and probe.
 Usage: python3 validate/e2e/serve_llama.py --out OUT/e2e_serve.json --budget 240 [--rate 3]
        [--static-seed 1234 --cont-seed 4321]  (run 3: other seeds and rate, the same loop)
+       [--runs continuous]  (run 4: a second process that runs only the continuous set after
+                             the same warm-up; default: static, then continuous)
 """
 
 import gc
@@ -263,7 +265,13 @@ def main():
     ap.add_argument("--rate", type=float, default=RATE, help="continuous set: Poisson req/s")
     ap.add_argument("--static-seed", type=int, default=SEED, help="static set's output lengths")
     ap.add_argument("--cont-seed", type=int, default=CONT_SEED, help="continuous set's seed")
+    ap.add_argument("--runs", default="static,continuous",
+                    help="which sets to run, in this order (static first when both)")
     args = ap.parse_args(sys.argv[1:])
+    runs = [x for x in args.runs.split(",") if x]
+    if not runs or any(x not in ("static", "continuous") for x in runs) or \
+            runs != sorted(set(runs), key=("static", "continuous").index):
+        ap.error("--runs: static and/or continuous, in that order")
     budget = Budget(args.budget)
     out = RecordFile(args.out, "validate/e2e/serve_llama.py")
     torch, nn, F = start_run(out, "serve_llama", e2e=False)
@@ -287,6 +295,8 @@ def main():
             out.error("warmup", e)
         for name, reqs, fn in (("static", static_reqs, run_static),
                                ("continuous", cont_reqs, run_continuous)):
+            if name not in runs:
+                continue
             case = "e2e/serve/%s/llama3.2-1b" % name
             if not budget.ok(20):
                 out.skip(case, "budget (%.1fs left)" % budget.left())
