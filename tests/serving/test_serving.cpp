@@ -783,3 +783,108 @@ TEST_CASE("H200 serving run 3: TTFT at nominal host speed, per request (guard)",
   CHECK(std::fabs(rel(nearest_rank(p.ridge, 50), nearest_rank(p.measured, 50))) <= 0.10);
   CHECK(std::fabs(rel(nearest_rank(p.ridge, 99), nearest_rank(p.measured, 99))) <= 0.20);
 }
+
+// ---- H200 serving validation, run 4 (validate/data/h200/serve4; validate/README.md, run 4) ----
+// Pre-registered (6a17b68) with the model frozen at 53fc900; measured in one call: process 1 ran
+// the static set and the continuous set at 1.4 req/s (serve4/), process 2 the continuous set at
+// 2.0 req/s (serve4/rate2/). The host ran at nominal speed for most of it (CPU probe median
+// within 1.14x of the fastest in each set).
+namespace {
+
+const std::string kServe4 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve4/";
+
+const nlohmann::json& json_file(const std::string& path) {
+  static std::map<std::string, nlohmann::json> docs;
+  auto it = docs.find(path);
+  if (it == docs.end()) {
+    std::ifstream in(path);
+    REQUIRE(in);
+    it = docs.emplace(path, nlohmann::json::parse(in)).first;
+  }
+  return it->second;
+}
+
+// Ridge's prediction for a committed study (run once per test binary: the hf_eager studies take
+// 1-3 s each).
+const nlohmann::json& predicted(const std::string& study) {
+  static std::map<std::string, nlohmann::json> preds;
+  auto it = preds.find(study);
+  if (it == preds.end())
+    it = preds.emplace(study, serve_json(run_serve(load_serve_study(study)))).first;
+  return it->second;
+}
+
+struct Err {
+  std::string metric;
+  double error, budget;
+};
+
+// The metrics for one set of a run: (predicted - measured) / measured and its budget
+// (throughput and p50s 10%, p99s 20%).
+std::vector<Err> run4_errors(const std::string& dir, const char* policy) {
+  const nlohmann::json& pred = predicted(dir + policy + ".yaml");
+  std::vector<Err> out;
+  for (const auto& rec : json_file(dir + "e2e_serve.json")["records"]) {
+    if (rec["params"]["policy"] != policy) continue;
+    const auto& m = rec["summary"];
+    out.push_back({"requests/s", rel(pred["requests_per_s"], m["requests_per_s"]), 0.10});
+    out.push_back(
+        {"output tokens/s", rel(pred["output_tokens_per_s"], m["output_tokens_per_s"]), 0.10});
+    for (const char* k : {"ttft", "tpot", "e2e"}) {
+      out.push_back({std::string(k) + " p50", rel(pred[k]["p50_s"], m[k]["p50_s"]), 0.10});
+      out.push_back({std::string(k) + " p99", rel(pred[k]["p99_s"], m[k]["p99_s"]), 0.20});
+    }
+  }
+  REQUIRE(out.size() == 8);
+  return out;
+}
+
+}  // namespace
+
+// Run 4, static set: MET. Measured 1.863 req/s (Ridge +3.9%), TTFT p50 11.08 s / p99 15.39 s
+// (-5.5% / -4.8%), TPOT p50 9.03 ms / p99 47.45 ms (+6.2% / -7.0%), E2E p50 13.48 s / p99
+// 17.18 s (-6.6% / -3.9%); 870 iterations as predicted; 638 of 870 iterations at nominal host
+// speed (run 3's static set, 46 of 891, missed by 31-54%).
+TEST_CASE("H200 serving run 4: static set within the targets (10% throughput and p50s, 20% p99s)",
+          "[validation][serving]") {
+  for (const auto& e : run4_errors(kServe4, "static")) {
+    INFO(e.metric << ": " << 100 * e.error << "%");
+    CHECK(std::fabs(e.error) <= e.budget);
+  }
+  for (const auto& rec : json_file(kServe4 + "e2e_serve.json")["records"])
+    if (rec["params"]["policy"] == "static")
+      CHECK(predicted(kServe4 + "static.yaml")["iterations"] == rec["iterations"].size());
+}
+
+// Run 4, continuous sets: NOT MET. At 1.4 req/s TPOT p50 +13.6% (measured 23.87 ms) and E2E p50
+// +23.5% (2388 ms) miss; at 2.0 req/s TTFT p50 +28.5% (26.49 ms) and p99 -25.1% (74.0 ms) miss.
+// Marked to fail: Catch reports it passed only while some metric is outside its budget.
+TEST_CASE("H200 serving run 4: continuous sets within the targets (target, not met)",
+          "[validation][serving][!shouldfail]") {
+  for (const std::string dir : {kServe4, kServe4 + "rate2/"})
+    for (const auto& e : run4_errors(dir, "continuous")) {
+      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+}
+
+// Regression guard on what run 4's continuous sets met, each within its target budget:
+// 1.4 req/s: requests/s -0.7%, TTFT p50 -3.7% p99 -10.0%, TPOT p99 -4.8%, E2E p99 +0.8%;
+// 2.0 req/s: requests/s +3.3%, TPOT p50 +0.1% p99 -12.9%, E2E p50 +5.6% p99 -0.9%.
+TEST_CASE("H200 serving run 4: the continuous metrics that met their budgets (guard)",
+          "[validation][serving]") {
+  const std::map<std::string, std::set<std::string>> met = {
+      {kServe4, {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p99", "e2e p99"}},
+      {kServe4 + "rate2/",
+       {"requests/s", "output tokens/s", "tpot p50", "tpot p99", "e2e p50", "e2e p99"}}};
+  for (const auto& [dir, names] : met) {
+    std::size_t n = 0;
+    for (const auto& e : run4_errors(dir, "continuous")) {
+      if (!names.count(e.metric)) continue;
+      ++n;
+      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+    CHECK(n == names.size());
+  }
+}
