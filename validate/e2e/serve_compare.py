@@ -342,7 +342,8 @@ def nominal_ids(rec, lo_key, hi_key):
     for q in rec["results"]:
         w = dict(q, arrival_s=arrival[q["id"]])
         lo, hi = w[lo_key], w[hi_key]
-        if all(i["probe_us"] <= NOMINAL * fast for i in it if i["end_s"] > lo and i["start_s"] < hi):
+        over = [i for i in it if i["end_s"] > lo and i["start_s"] < hi]
+        if all(i["probe_us"] <= NOMINAL * fast for i in over):
             out.append(q["id"])
     return out
 
@@ -364,7 +365,8 @@ def nominal_table(ridge, d, name, rec):
     if not os.path.exists(path):
         path = os.path.join("/tmp", "serve_compare_%d_%s_ridge_requests.csv" % (os.getpid(), name))
         ridge_json(ridge, os.path.join(d, "%s.yaml" % name), path)
-        note = " (Ridge's per-request file written now from the committed study: not pre-registered)"
+        note = (" (Ridge's per-request file written now from the committed study: "
+                "not pre-registered)")
     pred = read_requests(path)
     meas = {q["id"]: dict(q) for q in rec["results"]}
     for q in rec["requests"]:
