@@ -272,7 +272,9 @@ Json attn_check(Context& ctx, int d, bool causal) {
 
 }  // namespace
 
-void run_attention_cases(Context& ctx) {
+namespace {
+
+void prepare_attention(Context& ctx, Json (&checks)[2][2]) {
   for (int d : {64, 128}) {
     for (bool causal : {false, true}) {
       RIDGE_CUDA(cudaFuncSetAttribute(attn_kernel(d, causal),
@@ -280,7 +282,6 @@ void run_attention_cases(Context& ctx) {
                                       static_cast<int>(attn_smem(d))));
     }
   }
-  Json checks[2][2];
   for (int di = 0; di < 2; ++di) {
     for (int ci = 0; ci < 2; ++ci) {
       const std::string id =
@@ -288,6 +289,76 @@ void run_attention_cases(Context& ctx) {
       ctx.run_case(id, [&] { checks[di][ci] = attn_check(ctx, di ? 128 : 64, ci == 1); });
     }
   }
+}
+
+void attention_case(Context& ctx, const AttnCase& c, const Json (&checks)[2][2]) {
+  const std::string id = "attention/b" + std::to_string(c.batch) + "_h" + std::to_string(c.heads) +
+                         "_kv" + std::to_string(c.kv_heads) + "_q" + std::to_string(c.seq_q) +
+                         "_k" + std::to_string(c.seq_kv) + "_d" + std::to_string(c.head_dim) +
+                         (c.causal ? "_causal" : "");
+  ctx.run_case(id, [&] {
+    const std::size_t nq = static_cast<std::size_t>(c.batch) * c.heads * c.seq_q * c.head_dim;
+    const std::size_t nk = static_cast<std::size_t>(c.batch) * c.kv_heads * c.seq_kv * c.head_dim;
+    const std::size_t set_bytes = (2 * nq + 2 * nk) * 2;
+    const int sets = rotation_sets(set_bytes, ctx.l2_bytes(), 32);
+    DeviceBuffer q(sets * nq * 2), k(sets * nk * 2), v(sets * nk * 2), o(sets * nq * 2);
+    fill_uniform(q.get(), sets * nq, Dtype::kBF16, 61, -1.f, 1.f, ctx.stream());
+    fill_uniform(k.get(), sets * nk, Dtype::kBF16, 62, -1.f, 1.f, ctx.stream());
+    fill_uniform(v.get(), sets * nk, Dtype::kBF16, 63, -1.f, 1.f, ctx.stream());
+    Timing t = ctx.time_kernel([&](int rep) {
+      const std::size_t s = static_cast<std::size_t>(rep % sets);
+      attn_launch(c, ctx.stream(), q.as<bf16>() + s * nq, k.as<bf16>() + s * nk,
+                  v.as<bf16>() + s * nk, o.as<bf16>() + s * nq);
+    });
+    Json p = Json::object();
+    p["batch"] = c.batch;
+    p["heads"] = c.heads;
+    p["kv_heads"] = c.kv_heads;
+    p["seq_q"] = c.seq_q;
+    p["seq_kv"] = c.seq_kv;
+    p["head_dim"] = c.head_dim;
+    p["causal"] = c.causal;
+    p["dtype"] = "bf16";
+    p["pass"] = "fwd";
+    p["label"] = c.label;
+    Json rec = make_record(id, "kernels", "attention", p);
+    rec["timing"] = t.to_json();
+    const double flops = attn_flops(c);
+    rec["bytes"] = static_cast<double>(set_bytes);
+    rec["flops"] = flops;
+    rec["tflops"] = flops / (t.median_us * 1e-6) / 1e12;
+    rec["buffers"] = sets;
+    dim3 grid((c.seq_q + kM - 1) / kM, c.heads, c.batch);
+    rec["kernel"] =
+        kernel_json(std::string("attention_fwd_kernel<") + std::to_string(c.head_dim) +
+                        (c.causal ? ",causal>" : ">"),
+                    attn_kernel(c.head_dim, c.causal), grid, dim3(kThreads), attn_smem(c.head_dim));
+    const Json& chk = checks[c.head_dim == 128 ? 1 : 0][c.causal ? 1 : 0];
+    if (!chk.is_null()) rec["check"] = chk;
+    std::fprintf(stderr, "  %-48s %10.1f us %8.1f TFLOP/s\n", id.c_str(), t.median_us,
+                 flops / (t.median_us * 1e-6) / 1e12);
+    ctx.add(std::move(rec));
+  });
+}
+
+}  // namespace
+
+void run_attention_case(Context& ctx, int batch, int heads, int kv_heads, int seq_q, int seq_kv,
+                        int head_dim, bool causal, const std::string& label) {
+  if ((head_dim != 64 && head_dim != 128) || kv_heads < 1 || heads % kv_heads != 0 || seq_q < 1 ||
+      seq_kv < 1 || batch < 1) {
+    throw BenchError("attention: head_dim 64|128, heads a multiple of kv_heads, sizes >= 1");
+  }
+  Json checks[2][2];
+  prepare_attention(ctx, checks);
+  attention_case(ctx,
+                 AttnCase{batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, label.c_str()},
+                 checks);
+}
+
+void run_attention_cases(Context& ctx) {
+  Json checks[2][2];
+  prepare_attention(ctx, checks);
   std::vector<AttnCase> cases = {
       {1, 32, 8, 4096, 4096, 128, true, "llama3-8b prefill 4k"},
       {1, 32, 8, 4096, 4096, 128, false, "llama3-8b 4k non-causal"},
@@ -303,55 +374,7 @@ void run_attention_cases(Context& ctx) {
       {64, 32, 8, 1, 1024, 128, false, "decode 1 query on 1k cache"},
   };
   if (ctx.quick()) cases = {{1, 32, 8, 2048, 2048, 128, true, "quick"}};
-  for (const auto& c : cases) {
-    const std::string id = "attention/b" + std::to_string(c.batch) + "_h" +
-                           std::to_string(c.heads) + "_kv" + std::to_string(c.kv_heads) + "_q" +
-                           std::to_string(c.seq_q) + "_k" + std::to_string(c.seq_kv) + "_d" +
-                           std::to_string(c.head_dim) + (c.causal ? "_causal" : "");
-    ctx.run_case(id, [&] {
-      const std::size_t nq = static_cast<std::size_t>(c.batch) * c.heads * c.seq_q * c.head_dim;
-      const std::size_t nk = static_cast<std::size_t>(c.batch) * c.kv_heads * c.seq_kv * c.head_dim;
-      const std::size_t set_bytes = (2 * nq + 2 * nk) * 2;
-      const int sets = rotation_sets(set_bytes, ctx.l2_bytes(), 32);
-      DeviceBuffer q(sets * nq * 2), k(sets * nk * 2), v(sets * nk * 2), o(sets * nq * 2);
-      fill_uniform(q.get(), sets * nq, Dtype::kBF16, 61, -1.f, 1.f, ctx.stream());
-      fill_uniform(k.get(), sets * nk, Dtype::kBF16, 62, -1.f, 1.f, ctx.stream());
-      fill_uniform(v.get(), sets * nk, Dtype::kBF16, 63, -1.f, 1.f, ctx.stream());
-      Timing t = ctx.time_kernel([&](int rep) {
-        const std::size_t s = static_cast<std::size_t>(rep % sets);
-        attn_launch(c, ctx.stream(), q.as<bf16>() + s * nq, k.as<bf16>() + s * nk,
-                    v.as<bf16>() + s * nk, o.as<bf16>() + s * nq);
-      });
-      Json p = Json::object();
-      p["batch"] = c.batch;
-      p["heads"] = c.heads;
-      p["kv_heads"] = c.kv_heads;
-      p["seq_q"] = c.seq_q;
-      p["seq_kv"] = c.seq_kv;
-      p["head_dim"] = c.head_dim;
-      p["causal"] = c.causal;
-      p["dtype"] = "bf16";
-      p["pass"] = "fwd";
-      p["label"] = c.label;
-      Json rec = make_record(id, "kernels", "attention", p);
-      rec["timing"] = t.to_json();
-      const double flops = attn_flops(c);
-      rec["bytes"] = static_cast<double>(set_bytes);
-      rec["flops"] = flops;
-      rec["tflops"] = flops / (t.median_us * 1e-6) / 1e12;
-      rec["buffers"] = sets;
-      dim3 grid((c.seq_q + kM - 1) / kM, c.heads, c.batch);
-      rec["kernel"] = kernel_json(std::string("attention_fwd_kernel<") +
-                                      std::to_string(c.head_dim) + (c.causal ? ",causal>" : ">"),
-                                  attn_kernel(c.head_dim, c.causal), grid, dim3(kThreads),
-                                  attn_smem(c.head_dim));
-      const Json& chk = checks[c.head_dim == 128 ? 1 : 0][c.causal ? 1 : 0];
-      if (!chk.is_null()) rec["check"] = chk;
-      std::fprintf(stderr, "  %-48s %10.1f us %8.1f TFLOP/s\n", id.c_str(), t.median_us,
-                   flops / (t.median_us * 1e-6) / 1e12);
-      ctx.add(std::move(rec));
-    });
-  }
+  for (const auto& c : cases) attention_case(ctx, c, checks);
 }
 
 }  // namespace ridge::validate

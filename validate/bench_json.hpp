@@ -59,6 +59,7 @@ class Json {
   const Json& at(std::size_t i) const { return items_.at(i); }
 
   double number() const { return type_ == Type::kInt ? static_cast<double>(i_) : d_; }
+  bool boolean() const { return b_; }
   const std::string& str() const { return s_; }
 
   /// Compact text (one line).
@@ -74,6 +75,10 @@ class Json {
   std::vector<Json> items_;  ///< array items, or object values (parallel to keys_)
   std::vector<std::string> keys_;
 };
+
+/// Parses JSON text (objects keep their order; numbers with a '.', 'e' or 'E' are doubles, others
+/// integers). Throws std::runtime_error naming `where` and the byte offset of the first problem.
+Json parse_json(const std::string& text, const std::string& where);
 
 /// Escapes a string for JSON, with the surrounding quotes.
 std::string json_quote(const std::string& s);

@@ -1,5 +1,6 @@
 // ridge-bench: measures a GPU and writes measurement records (validate/README.md).
 //   ridge-bench --suite memory,kernels --out FILE.json [--overlay FILE.yaml] [--quick] [--list]
+//   ridge-bench --cases CASES.json --out FILE.json   (the listed cases only; suite_cases.cpp)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,7 +32,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: ridge-bench [--suite NAME[,NAME...]|all] [--out FILE.json] "
-               "[--overlay FILE.yaml] [--quick] [--device N] [--list]\n");
+               "[--overlay FILE.yaml] [--quick] [--device N] [--list]\n"
+               "       ridge-bench --cases CASES.json [--out FILE.json] [--device N]\n");
 }
 
 Json make_doc(Context& ctx, const Json& device) {
@@ -65,6 +67,8 @@ int main(int argc, char** argv) {
   }
   bool list = false;
   std::string suites = "all";
+  std::string cases;
+  bool suites_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* name) -> std::string {
@@ -76,6 +80,9 @@ int main(int argc, char** argv) {
     };
     if (a == "--suite" || a == "--suites") {
       suites = value("--suite");
+      suites_given = true;
+    } else if (a == "--cases") {
+      cases = value("--cases");
     } else if (a == "--out") {
       opt.out = value("--out");
     } else if (a == "--overlay") {
@@ -100,6 +107,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::vector<const Suite*> chosen;
+  // --cases alone runs only the listed cases; with --suite, the suites first.
+  if (!cases.empty() && !suites_given) suites.clear();
   for (const auto& name : split(suites, ',')) {
     if (name == "all") {
       for (const auto& s : all_suites()) chosen.push_back(&s);
@@ -114,6 +123,7 @@ int main(int argc, char** argv) {
     chosen.push_back(&*it);
   }
   for (const Suite* s : chosen) opt.suites.push_back(s->name);
+  if (!cases.empty()) opt.suites.push_back("cases:" + cases);
 
   try {
     Context ctx(opt);
@@ -132,6 +142,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     for (const Suite* s : chosen) {
       ctx.run_case(std::string("suite/") + s->name, [&] { s->run(ctx); });
+    }
+    if (!cases.empty()) {
+      std::size_t n = 0;
+      ctx.run_case("cases", [&] { n = run_cases_file(ctx, cases); });
+      std::fprintf(stderr, "%zu case(s) listed in %s\n", n, cases.c_str());
     }
     if (!opt.overlay.empty()) {
       ctx.run_case("overlay", [&] { write_overlay(ctx, opt.overlay); });

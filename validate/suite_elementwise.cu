@@ -254,37 +254,66 @@ void run_elementwise_cases(Context& ctx) {
   }
 }
 
+void run_elementwise_case(Context& ctx, const std::string& op, Dtype d, std::size_t n, int stride) {
+  for (int i = 0; i < 6; ++i) {
+    if (op == kOpNames[i]) {
+      run_ew_case(ctx, {static_cast<EwOp>(i), d, n, stride});
+      return;
+    }
+  }
+  throw BenchError("elementwise: unknown op '" + op + "'");
+}
+
+namespace {
+
+void copy_d2d_case(Context& ctx, const DeviceBuffer& src, const DeviceBuffer& dst,
+                   std::size_t bytes) {
+  std::string id = "copy/d2d/" + human_bytes(bytes);
+  for (auto& ch : id) {
+    if (ch == ' ') ch = '_';
+  }
+  ctx.run_case(id, [&] {
+    const int sets = std::min<int>(rotation_sets(2 * bytes, ctx.l2_bytes(), 256),
+                                   static_cast<int>(src.bytes() / bytes));
+    Timing t = ctx.time_kernel([&](int rep) {
+      const std::size_t off = static_cast<std::size_t>(rep % sets) * bytes;
+      RIDGE_CUDA(cudaMemcpyAsync(dst.as<unsigned char>() + off, src.as<unsigned char>() + off,
+                                 bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+    });
+    Json p = Json::object();
+    p["bytes"] = static_cast<unsigned long long>(bytes);
+    p["direction"] = "d2d";
+    p["memory"] = "device";
+    Json rec = make_record(id, "kernels", "copy", p);
+    rec["timing"] = t.to_json();
+    rec["bytes"] = 2.0 * bytes;
+    rec["bandwidth_gbps"] = 2.0 * bytes / (t.median_us * 1e-6) / 1e9;
+    rec["buffers"] = sets;
+    std::fprintf(stderr, "  %-44s %10.2f us %8.1f GB/s (read+write)\n", id.c_str(), t.median_us,
+                 2.0 * bytes / (t.median_us * 1e-6) / 1e9);
+    ctx.add(std::move(rec));
+  });
+}
+
+}  // namespace
+
 void run_copy_cases(Context& ctx) {
   const std::size_t max_bytes = ctx.quick() ? (256ull << 20) : (4ull << 30);
   DeviceBuffer src(max_bytes), dst(max_bytes);
   fill_uniform(src.get(), max_bytes / 4, Dtype::kF32, 31, -1.f, 1.f, ctx.stream());
   for (std::size_t bytes = 1ull << 20; bytes <= max_bytes; bytes *= 4) {
-    std::string id = "copy/d2d/" + human_bytes(bytes);
-    for (auto& ch : id) {
-      if (ch == ' ') ch = '_';
-    }
-    ctx.run_case(id, [&] {
-      const int sets = std::min<int>(rotation_sets(2 * bytes, ctx.l2_bytes(), 256),
-                                     static_cast<int>(max_bytes / bytes));
-      Timing t = ctx.time_kernel([&](int rep) {
-        const std::size_t off = static_cast<std::size_t>(rep % sets) * bytes;
-        RIDGE_CUDA(cudaMemcpyAsync(dst.as<unsigned char>() + off, src.as<unsigned char>() + off,
-                                   bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
-      });
-      Json p = Json::object();
-      p["bytes"] = static_cast<unsigned long long>(bytes);
-      p["direction"] = "d2d";
-      p["memory"] = "device";
-      Json rec = make_record(id, "kernels", "copy", p);
-      rec["timing"] = t.to_json();
-      rec["bytes"] = 2.0 * bytes;
-      rec["bandwidth_gbps"] = 2.0 * bytes / (t.median_us * 1e-6) / 1e9;
-      rec["buffers"] = sets;
-      std::fprintf(stderr, "  %-44s %10.2f us %8.1f GB/s (read+write)\n", id.c_str(), t.median_us,
-                   2.0 * bytes / (t.median_us * 1e-6) / 1e9);
-      ctx.add(std::move(rec));
-    });
+    copy_d2d_case(ctx, src, dst, bytes);
   }
+}
+
+void run_copy_d2d_case(Context& ctx, std::size_t bytes) {
+  // As run_copy_cases: buffers of at least 4 GiB (or one copy) so rotation covers 4x L2.
+  const std::size_t need = std::max<std::size_t>(bytes, 4ull << 30);
+  const std::size_t buf = std::min<std::size_t>(
+      need, bytes * static_cast<std::size_t>(rotation_sets(2 * bytes, ctx.l2_bytes(), 256)));
+  DeviceBuffer src(std::max(buf, bytes)), dst(std::max(buf, bytes));
+  fill_uniform(src.get(), src.bytes() / 4, Dtype::kF32, 31, -1.f, 1.f, ctx.stream());
+  copy_d2d_case(ctx, src, dst, bytes);
 }
 
 }  // namespace ridge::validate

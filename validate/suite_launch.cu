@@ -47,6 +47,54 @@ Timing per_kernel(Timing t, int n) {
 
 }  // namespace
 
+void run_launch_case(Context& ctx, const std::string& kind, int n) {
+  cudaStream_t s = ctx.stream();
+  const int samples = ctx.quick() ? 10 : 50;
+  if (n < 1) throw BenchError("launch: kernels must be >= 1");
+  const std::string id = "launch/" + kind + "/" + std::to_string(n);
+  if (kind == "dependent" || kind == "eager") {
+    cudaEvent_t e0, e1;
+    RIDGE_CUDA(cudaEventCreate(&e0));
+    RIDGE_CUDA(cudaEventCreate(&e1));
+    ctx.run_case(id, [&] {
+      const bool full = kind == "dependent";
+      std::vector<double> us;
+      for (int r = 0; r < samples / 2 + 3; ++r) {
+        if (full) launch_spin(static_cast<std::uint64_t>(n) * 20000 + 50000, s);
+        RIDGE_CUDA(cudaEventRecord(e0, s));
+        for (int i = 0; i < n; ++i) empty_kernel<<<1, 32, 0, s>>>();
+        RIDGE_CUDA(cudaEventRecord(e1, s));
+        RIDGE_LAUNCH_CHECK();
+        RIDGE_CUDA(cudaEventSynchronize(e1));
+        float ms = 0;
+        RIDGE_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 3) us.push_back(ms * 1000.0);  // the first three are warm-up
+      }
+      Timing t = timing_from(us, "kernel", 3);
+      add_launch(ctx, id, launch_params(kind.c_str(), n), per_kernel(t, n), n, t.median_us / n);
+    });
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  } else if (kind == "graph") {
+    ctx.run_case(id, [&] {
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      RIDGE_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < n; ++i) empty_kernel<<<1, 32, 0, s>>>();
+      RIDGE_CUDA(cudaStreamEndCapture(s, &graph));
+      RIDGE_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+      RIDGE_CUDA(cudaGraphUpload(exec, s));
+      Timing t = ctx.time_kernel([&](int) { RIDGE_CUDA(cudaGraphLaunch(exec, s)); },
+                                 TimeOpts{ctx.quick() ? 5.0 : 30.0, 5, 500, 3});
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      add_launch(ctx, id, launch_params("graph", n), per_kernel(t, n), n, t.median_us / n);
+    });
+  } else {
+    throw BenchError("launch: unknown kind '" + kind + "' (dependent, eager, graph)");
+  }
+}
+
 void suite_launch(Context& ctx) {
   cudaStream_t s = ctx.stream();
   const int samples = ctx.quick() ? 10 : 50;
@@ -75,48 +123,9 @@ void suite_launch(Context& ctx) {
     ctx.add(std::move(rec));
   });
 
-  cudaEvent_t e0, e1;
-  RIDGE_CUDA(cudaEventCreate(&e0));
-  RIDGE_CUDA(cudaEventCreate(&e1));
   for (int n : {10, 100, 1000}) {
-    for (const char* kind : {"dependent", "eager"}) {
-      const std::string id = std::string("launch/") + kind + "/" + std::to_string(n);
-      ctx.run_case(id, [&] {
-        const bool full = std::string(kind) == "dependent";
-        std::vector<double> us;
-        for (int r = 0; r < samples / 2 + 3; ++r) {
-          if (full) launch_spin(static_cast<std::uint64_t>(n) * 20000 + 50000, s);
-          RIDGE_CUDA(cudaEventRecord(e0, s));
-          for (int i = 0; i < n; ++i) empty_kernel<<<1, 32, 0, s>>>();
-          RIDGE_CUDA(cudaEventRecord(e1, s));
-          RIDGE_LAUNCH_CHECK();
-          RIDGE_CUDA(cudaEventSynchronize(e1));
-          float ms = 0;
-          RIDGE_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-          if (r >= 3) us.push_back(ms * 1000.0);  // the first three are warm-up
-        }
-        Timing t = timing_from(us, "kernel", 3);
-        add_launch(ctx, id, launch_params(kind, n), per_kernel(t, n), n, t.median_us / n);
-      });
-    }
-    const std::string gid = "launch/graph/" + std::to_string(n);
-    ctx.run_case(gid, [&] {
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      RIDGE_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      for (int i = 0; i < n; ++i) empty_kernel<<<1, 32, 0, s>>>();
-      RIDGE_CUDA(cudaStreamEndCapture(s, &graph));
-      RIDGE_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-      RIDGE_CUDA(cudaGraphUpload(exec, s));
-      Timing t = ctx.time_kernel([&](int) { RIDGE_CUDA(cudaGraphLaunch(exec, s)); },
-                                 TimeOpts{ctx.quick() ? 5.0 : 30.0, 5, 500, 3});
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
-      add_launch(ctx, gid, launch_params("graph", n), per_kernel(t, n), n, t.median_us / n);
-    });
+    for (const char* kind : {"dependent", "eager", "graph"}) run_launch_case(ctx, kind, n);
   }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
 
   DeviceBuffer buf(4096);
   fill_uniform(buf.get(), 1024, Dtype::kF32, 9, -1.f, 1.f, s);

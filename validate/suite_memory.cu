@@ -155,6 +155,42 @@ void add_bw(Context& ctx, Json rec, const Timing& t, double bytes_moved) {
   ctx.add(std::move(rec));
 }
 
+void membw_case(Context& ctx, unsigned* sink, const DeviceBuffer& a, const DeviceBuffer& b,
+                const char* kind, std::size_t bytes, int sets) {
+  std::string id = std::string("membw/") + kind + "/" + human_bytes(bytes);
+  for (auto& ch : id) {
+    if (ch == ' ') ch = '_';
+  }
+  if (sets > 1) id += "/rotate" + std::to_string(sets);
+  ctx.run_case(id, [&] {
+    const std::size_t n16 = bytes / 16;
+    const unsigned grid = grid_for(ctx, n16);
+    auto* pa = a.as<uint4>();
+    auto* pb = b.as<uint4>();
+    Timing t = ctx.time_kernel([&](int rep) {
+      const std::size_t off = static_cast<std::size_t>(rep % sets) * n16;
+      if (std::strcmp(kind, "read") == 0) {
+        read_kernel<<<grid, kThreads, 0, ctx.stream()>>>(pa + off, n16, sink);
+      } else if (std::strcmp(kind, "write") == 0) {
+        write_kernel<<<grid, kThreads, 0, ctx.stream()>>>(pa + off, n16, rep);
+      } else {
+        copy_kernel<<<grid, kThreads, 0, ctx.stream()>>>(pb + off, pa + off, n16);
+      }
+    });
+    Json p = Json::object();
+    p["kind"] = kind;
+    p["bytes"] = static_cast<unsigned long long>(bytes);
+    p["buffers"] = sets;
+    Json rec = make_record(id, "memory", "membw", p);
+    const void* fn = std::strcmp(kind, "read") == 0    ? (const void*)read_kernel
+                     : std::strcmp(kind, "write") == 0 ? (const void*)write_kernel
+                                                       : (const void*)copy_kernel;
+    rec["kernel"] = kernel_json(std::string(kind) + "_kernel", fn, dim3(grid), dim3(kThreads), 0);
+    const bool copy = std::strcmp(kind, "copy") == 0;
+    add_bw(ctx, std::move(rec), t, static_cast<double>(copy ? 2 * bytes : bytes));
+  });
+}
+
 void membw_cases(Context& ctx, unsigned* sink) {
   const std::size_t max_bytes = ctx.quick() ? (256ull << 20) : (4ull << 30);
   DeviceBuffer a(max_bytes), b(max_bytes);
@@ -171,40 +207,7 @@ void membw_cases(Context& ctx, unsigned* sink) {
         variants.push_back(std::min<int>(rotation_sets(ws, ctx.l2_bytes(), 512),
                                          static_cast<int>(max_bytes / bytes)));
       }
-      for (int sets : variants) {
-        std::string id = std::string("membw/") + kind + "/" + human_bytes(bytes);
-        for (auto& ch : id) {
-          if (ch == ' ') ch = '_';
-        }
-        if (sets > 1) id += "/rotate" + std::to_string(sets);
-        ctx.run_case(id, [&] {
-          const std::size_t n16 = bytes / 16;
-          const unsigned grid = grid_for(ctx, n16);
-          auto* pa = a.as<uint4>();
-          auto* pb = b.as<uint4>();
-          Timing t = ctx.time_kernel([&](int rep) {
-            const std::size_t off = static_cast<std::size_t>(rep % sets) * n16;
-            if (std::strcmp(kind, "read") == 0) {
-              read_kernel<<<grid, kThreads, 0, ctx.stream()>>>(pa + off, n16, sink);
-            } else if (std::strcmp(kind, "write") == 0) {
-              write_kernel<<<grid, kThreads, 0, ctx.stream()>>>(pa + off, n16, rep);
-            } else {
-              copy_kernel<<<grid, kThreads, 0, ctx.stream()>>>(pb + off, pa + off, n16);
-            }
-          });
-          Json p = Json::object();
-          p["kind"] = kind;
-          p["bytes"] = static_cast<unsigned long long>(bytes);
-          p["buffers"] = sets;
-          Json rec = make_record(id, "memory", "membw", p);
-          const void* fn = std::strcmp(kind, "read") == 0    ? (const void*)read_kernel
-                           : std::strcmp(kind, "write") == 0 ? (const void*)write_kernel
-                                                             : (const void*)copy_kernel;
-          rec["kernel"] =
-              kernel_json(std::string(kind) + "_kernel", fn, dim3(grid), dim3(kThreads), 0);
-          add_bw(ctx, std::move(rec), t, static_cast<double>(copy ? 2 * bytes : bytes));
-        });
-      }
+      for (int sets : variants) membw_case(ctx, sink, a, b, kind, bytes, sets);
     }
   }
 }
@@ -347,8 +350,37 @@ void latency_cases(Context& ctx) {
   }
 }
 
-void host_copy_cases(Context& ctx) {
-  const std::size_t max_bytes = ctx.quick() ? (64ull << 20) : (1ull << 30);
+void host_copy_case(Context& ctx, const DeviceBuffer& dev, void* pinned, void* pageable,
+                    std::size_t bytes, const char* memory, const char* dir) {
+  std::string id = std::string("copy/") + dir + "/" + memory + "/" + human_bytes(bytes);
+  for (auto& ch : id) {
+    if (ch == ' ') ch = '_';
+  }
+  ctx.run_case(id, [&] {
+    void* host = std::strcmp(memory, "pinned") == 0 ? pinned : pageable;
+    const bool h2d = std::strcmp(dir, "h2d") == 0;
+    Timing t = ctx.time_per_call(
+        [&](int) {
+          if (h2d) {
+            RIDGE_CUDA(
+                cudaMemcpyAsync(dev.get(), host, bytes, cudaMemcpyHostToDevice, ctx.stream()));
+          } else {
+            RIDGE_CUDA(
+                cudaMemcpyAsync(host, dev.get(), bytes, cudaMemcpyDeviceToHost, ctx.stream()));
+          }
+        },
+        TimeOpts{ctx.quick() ? 20.0 : 150.0, 3, 200, 2});
+    Json p = Json::object();
+    p["bytes"] = static_cast<unsigned long long>(bytes);
+    p["direction"] = dir;
+    p["memory"] = memory;
+    add_bw(ctx, make_record(id, "memory", "copy", p), t, static_cast<double>(bytes));
+  });
+}
+
+/// Runs `fn(dev, pinned, pageable)` with `max_bytes` of each, initialised as the suite does.
+template <typename F>
+void with_host_buffers(Context& ctx, std::size_t max_bytes, F fn) {
   DeviceBuffer dev(max_bytes);
   void* pinned = nullptr;
   RIDGE_CUDA(cudaHostAlloc(&pinned, max_bytes, cudaHostAllocDefault));
@@ -358,36 +390,7 @@ void host_copy_cases(Context& ctx) {
   std::memset(pinned, 0x5A, max_bytes);
   fill_uniform(dev.get(), max_bytes / 4, Dtype::kF32, 4, -1.f, 1.f, ctx.stream());
   try {
-    for (std::size_t bytes = 1ull << 20; bytes <= max_bytes; bytes *= 4) {
-      for (const char* memory : {"pinned", "pageable"}) {
-        for (const char* dir : {"h2d", "d2h"}) {
-          std::string id = std::string("copy/") + dir + "/" + memory + "/" + human_bytes(bytes);
-          for (auto& ch : id) {
-            if (ch == ' ') ch = '_';
-          }
-          ctx.run_case(id, [&] {
-            void* host = std::strcmp(memory, "pinned") == 0 ? pinned : pageable.data();
-            const bool h2d = std::strcmp(dir, "h2d") == 0;
-            Timing t = ctx.time_per_call(
-                [&](int) {
-                  if (h2d) {
-                    RIDGE_CUDA(cudaMemcpyAsync(dev.get(), host, bytes, cudaMemcpyHostToDevice,
-                                               ctx.stream()));
-                  } else {
-                    RIDGE_CUDA(cudaMemcpyAsync(host, dev.get(), bytes, cudaMemcpyDeviceToHost,
-                                               ctx.stream()));
-                  }
-                },
-                TimeOpts{ctx.quick() ? 20.0 : 150.0, 3, 200, 2});
-            Json p = Json::object();
-            p["bytes"] = static_cast<unsigned long long>(bytes);
-            p["direction"] = dir;
-            p["memory"] = memory;
-            add_bw(ctx, make_record(id, "memory", "copy", p), t, static_cast<double>(bytes));
-          });
-        }
-      }
-    }
+    fn(dev, pinned, static_cast<void*>(pageable.data()));
   } catch (...) {
     cudaFreeHost(pinned);
     throw;
@@ -395,7 +398,44 @@ void host_copy_cases(Context& ctx) {
   cudaFreeHost(pinned);
 }
 
+void host_copy_cases(Context& ctx) {
+  const std::size_t max_bytes = ctx.quick() ? (64ull << 20) : (1ull << 30);
+  with_host_buffers(ctx, max_bytes, [&](const DeviceBuffer& dev, void* pinned, void* pageable) {
+    for (std::size_t bytes = 1ull << 20; bytes <= max_bytes; bytes *= 4) {
+      for (const char* memory : {"pinned", "pageable"}) {
+        for (const char* dir : {"h2d", "d2h"}) {
+          host_copy_case(ctx, dev, pinned, pageable, bytes, memory, dir);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
+
+void run_membw_case(Context& ctx, const std::string& kind, std::size_t bytes, int sets) {
+  if (kind != "read" && kind != "write" && kind != "copy") {
+    throw BenchError("membw: unknown kind '" + kind + "'");
+  }
+  if (bytes % 16 != 0 || sets < 1) throw BenchError("membw: bytes must be a multiple of 16");
+  const std::size_t span = bytes * static_cast<std::size_t>(sets);
+  DeviceBuffer sink(256), a(span), b(kind == "copy" ? span : 256);
+  fill_uniform(a.get(), span / 4, Dtype::kF32, 1, -1.f, 1.f, ctx.stream());
+  if (kind == "copy") fill_uniform(b.get(), span / 4, Dtype::kF32, 2, -1.f, 1.f, ctx.stream());
+  const char* k = kind == "read" ? "read" : kind == "write" ? "write" : "copy";
+  membw_case(ctx, sink.as<unsigned>(), a, b, k, bytes, sets);
+}
+
+void run_host_copy_case(Context& ctx, const std::string& memory, const std::string& dir,
+                        std::size_t bytes) {
+  if ((memory != "pinned" && memory != "pageable") || (dir != "h2d" && dir != "d2h")) {
+    throw BenchError("copy: memory must be pinned|pageable and direction h2d|d2h");
+  }
+  with_host_buffers(ctx, bytes, [&](const DeviceBuffer& dev, void* pinned, void* pageable) {
+    host_copy_case(ctx, dev, pinned, pageable, bytes, memory == "pinned" ? "pinned" : "pageable",
+                   dir == "h2d" ? "h2d" : "d2h");
+  });
+}
 
 void suite_memory(Context& ctx) {
   DeviceBuffer sink(256);

@@ -255,6 +255,16 @@ void run_row_case(Context& ctx, const RowCase& c) {
 
 }  // namespace
 
+void run_row_case(Context& ctx, const std::string& op, Dtype d, int rows, int cols) {
+  for (int i = 0; i < 3; ++i) {
+    if (op == kRowNames[i]) {
+      run_row_case(ctx, RowCase{static_cast<RowOp>(i), d, rows, cols});
+      return;
+    }
+  }
+  throw BenchError("row kernel: unknown op '" + op + "'");
+}
+
 void run_row_cases(Context& ctx) {
   std::vector<std::pair<int, int>> softmax = {{16384, 128},  {16384, 512},  {8192, 1024},
                                               {32768, 1024}, {8192, 2048},  {4096, 4096},
