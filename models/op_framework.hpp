@@ -25,7 +25,9 @@
 // than 64-byte accesses predict), the clock (the card ran at its 1980 MHz boost throughout the
 // sets: the records' clocks), multi-stream overlap, tensors that are not contiguous on input
 // (other than the transposing copy's own), the split of fills and casts over 2^31 bytes (the sum
-// of the pieces is modelled as one kernel).
+// of the pieces is modelled as one kernel), PyTorch's two-stage LayerNorm weight gradient past
+// 64K rows with few columns (set 4: +179% at 131072 x 256), log_softmax's cheaper epilogue in the
+// issue-bound (bf16/fp16) plain kernel (set 4: +34%).
 // Parameters: H200 values; v1's set on set 1 (validate/data/h200/torch/train), v3's (the
 // mechanisms marked v3) by least squares on sets 1-3, each with its records and fit quality in
 // FwParams (op_framework.cpp); other GPUs scale them by their datasheet bandwidth and
