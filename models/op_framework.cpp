@@ -23,8 +23,11 @@ const std::vector<std::string_view> kDtypes = {"fp32", "fp16", "bf16"};
 // H200 values (132 SMs at 1980 MHz, HBM3e 4.8 TB/s datasheet), each set on the training set
 // validate/data/h200/torch/train/train.json (torch 2.11.0+cu130, driver 580.159.04, SM clock
 // 1980 MHz and memory 3201 MHz throughout) by the kernels named beside it, and frozen before set 2
-// was measured (validate/prereg/torch-set2/). Other GPUs scale the bandwidths by their datasheet
-// HBM bandwidth and the rates by SMs x clock (not validated).
+// was measured (validate/prereg/torch-set2/); those marked v2 were added after set 2 (fitted on
+// sets 1 and 2), those in the v3 block below after set 3 (least squares, weighted by relative
+// error, on the kernels of sets 1-3 named beside each; the fits' medians and p90s are the
+// kernels' own, before summing into ops). Other GPUs scale the bandwidths by their datasheet HBM
+// bandwidth and the rates by SMs x clock (not validated).
 struct FwParams {
   // Fixed duration of any kernel as the profiler reports it (start-up and drain): the shortest
   // kernels of the set (add-eps and rsqrt over 4-8 blocks) run 0.90-0.99 us.
@@ -49,39 +52,74 @@ struct FwParams {
   // elementwise_kernel<128, 2|4> with an offset calculator per operand): bf16->fp32 casts
   // (131 M elements in 381 us) and 4-D transposes (8.4-33.5 M elements at 0.34-0.36 T/s).
   double unrolled_rate = 0.345e12;
-  // softmax_warp_forward (a warp per row, the row in registers): elements per second, rows of at
-  // most 1024 (4.2 M elements in 8.9-10.9 us, bf16 and fp32 alike: not bytes) and of 2048 (80
-  // registers, fewer warps resident: 8.4 M elements in 24 us).
-  // (v2, fitted on sets 1 and 2: 12 kernels of at most 1024 columns, 4 of 2048) forward time =
-  // rows x 40.5 ps + elements x 1.86 ps; rows of 2048 (80 registers) 2.5 ps an element. Set 1
-  // alone had suggested a constant element rate, which 131072 rows of 32 columns disproved.
-  double warp_softmax_per_row_s = 40.5e-12, warp_softmax_per_elem_s = 1.86e-12;
-  double warp_softmax_2048_per_elem_s = 2.5e-12;
-  double warp_softmax_bwd_rate = 0.94e12;  // 4.2 M elements in 5.4 us
-  // Block-per-row softmax kernels (cunn_SoftMaxForward{,Reg,Smem}, cunn_SoftMaxBackward{,Smem}):
-  // each block's row is loaded in rounds of threads x 16 B; a round takes the loaded latency
+  // Block-per-row softmax backward kernels (cunn_SoftMaxBackward{,Smem}; v1, set 1): each
+  // block's row is loaded in rounds of threads x 16 B; a round takes the loaded latency
   // max(row_latency_min, bytes in flight on the GPU / row_latency_bw) (Little's law), and a block
-  // pays row_block_base for its reductions and barriers. Set on the 30 block-per-row softmax
-  // kernels of the set (the Reg kernels at 4096 columns: 3.46 us a block-wave).
+  // pays row_block_base for its reductions and barriers.
   double row_latency_min_s = 0.6e-6;
   double row_latency_bw = 4.0e12;
   double row_block_base_s = 2.36e-6;
-  // (v2, from sets 1 and 2) fraction of L2 that keeps re-read rows: 34 MB in flight hit (4096 x
-  // 32000 fp32), 53 MB and more miss (2048 x 50257 and all of set 2's vocabularies).
+  // ---- v3 (fitted on sets 1-3, after set 3 was measured; validate/prereg/torch-set4/) ----------
+  // SIMT-bound kernels: an SM's time for a piece of work is its issue cost plus the latency the
+  // resident warps cannot hide, issue + latency / W, with W the warps resident on the SM (from
+  // the kernel's registers and shared memory: models/occupancy). Costs are SM-seconds at 1980 MHz.
+  //
+  // softmax_warp_forward: a hardware warp handles WARP_BATCH rows of WARP_SIZE lanes
+  // (min(next_pow2(cols), 32) lanes, 2 rows when next_pow2(cols) <= 128, 32 / WARP_SIZE logical
+  // warps per hardware warp); each lane walks n = WARP_BATCH x cols / WARP_SIZE elements. A
+  // hardware warp costs its SM warp_fwd_task_s + n x (warp_fwd_issue_s + warp_fwd_latency_s /
+  // W). Least squares on the 24 warp-forward kernels of sets 1-3 (16 to 2048 columns, 4096 to
+  // 262144 rows): median 3.1%, p90 9.9%. The 2048-column rows (80 registers, W = 24) cost 1.35 x
+  // the 512-column ones (32 registers, W = 64) per element: the latency term.
+  double warp_fwd_task_s = 14.28e-9, warp_fwd_issue_s = 3.811e-9, warp_fwd_latency_s = 151.7e-9;
+  // softmax_warp_backward, the same form without a task cost: 3 kernels (256, 512, 1024 columns;
+  // 32, 55, 96 registers): 1024 columns at 96 registers run 1.6 x slower per element than 256.
+  double warp_bwd_issue_s = 4.402e-9, warp_bwd_latency_s = 86.9e-9;
+  // Block-per-row softmax forward (1024 threads a row), per element of the SM's rows:
+  // cunn_SoftMaxForwardReg: 12 kernels (4096-8192 columns); at 8192 columns its 37 registers
+  // leave one block (W = 32) per SM and the element cost rises 20-35% (set 3's 3072 x 8192 was
+  // -22 to -30% under v2's latency chain, which had no occupancy term).
+  double reg_issue_s = 0.3141e-9, reg_latency_s = 7.25e-9;
+  // cunn_SoftMaxForwardSmem: 4 kernels (10240-20480 columns): 2.0-2.3 ps an element whatever the
+  // rows (v2's three latency-bound passes gave +43% at 10240 columns).
+  double smem_issue_s = 0.2374e-9, smem_latency_s = 2.704e-9;
+  // cunn_SoftMaxForward (three passes over global memory): issue-bound in bf16 (2.0-2.25 ps an
+  // element from 64 to 1024 rows: one row per SM below 132 rows) and HBM-bound in fp32, where the
+  // max and sum passes' re-reads hit L2 for a fraction min(1, l2_reread_fraction x L2 / bytes of
+  // the rows in flight) and stream from HBM otherwise, at plain_hbm_bw. 46 kernels (rows 64-16384,
+  // columns 16384-262144): median 2.0%, p90 6.1%. (v2 had a step: all re-reads hit below 75% of
+  // L2, none above; 4096 x 32000 fp32 lies between.)
+  double plain_issue_s = 0.2285e-9, plain_latency_s = 2.812e-9;
+  double l2_reread_fraction = 0.1629, plain_hbm_bw = 4.01e12;
+  // vectorized_layer_norm_kernel (LayerNorm and RMSNorm forward): a 128-thread block per row in
+  // two passes (statistics, then normalise and write), each in rounds of 128 threads x 4
+  // elements (vec_size 4 for every dtype: 8 B a thread in bf16, 16 B in fp32). A block's time is
+  // a base (the block reduction: Welford's combine for LayerNorm, a sum for RMSNorm) plus per
+  // round the loaded latency ln_l0 + bytes in flight on the GPU / ln_bw; LayerNorm's Welford
+  // update adds ln_welford_s a round to the first pass. When the rows in flight exceed
+  // l2_keep_fraction of L2, the second pass re-reads from HBM: then x is read twice and y written
+  // at ln_spill_bw. 36 kernels of sets 1-3: median 6.1%, p90 16.9% (v2's bandwidth-plus-wave form:
+  // set 3's LayerNorm class median 11.8%).
+  double ln_fwd_base_s = 1.786e-6, rms_fwd_base_s = 0.376e-6, ln_l0_s = 0.2436e-6;
+  double ln_bw = 5.293e12, ln_welford_s = 0.1443e-6, ln_spill_bw = 3.286e12;
   double l2_keep_fraction = 0.75;
-  // LayerNorm/RMSNorm kernels (vectorized_layer_norm_kernel, layer_norm_grad_input_kernel
-  // _vectorized): a bandwidth on their compulsory traffic (forward: x read, y written; backward
-  // dX: dY and x read, dX written) and a cost per wave of resident blocks, least squares on the 4
-  // shapes of each (LayerNorm's per-wave cost differs by dtype: 2.29 us bf16, 0.65 us fp32).
-  double ln_fwd_bw = 2.82e12, ln_fwd_base_s = 2.29e-6, ln_fwd_base_fp32_s = 0.65e-6;
-  double rms_fwd_bw = 3.36e12, rms_fwd_base_s = 0.48e-6;
-  double ln_dx_bw = 3.37e12, ln_dx_base_s = 0.2e-6;
-  double ln_dx_bw_fp32 = 2.69e12;
-  // GammaBetaBackwardCUDAKernelTemplate (a block of 32x32 threads per 32 columns walking all
-  // rows): the larger of a time per 32-row iteration and the kernel's bytes at gamma_beta_bw; 12
-  // kernels of the set, within about 25% (the walk is 0.10 us an iteration at 4096 rows and 0.15-
-  // 0.19 us at 8192: not captured).
-  double gamma_beta_iter_s = 0.13e-6, gamma_beta_bw = 2.6e12;
+  // layer_norm_grad_input_kernel_vectorized: the same two-pass form with two arrays (dY and x) in
+  // flight; when the rows in flight pass lngi_keep_fraction of L2, dY and x are read twice from
+  // HBM and dX written (5 x the tensor) at lngi_spill_bw. 36 kernels: median 5.4%, p90 14.0%.
+  double lngi_base_s = 0.7748e-6, lngi_l0_s = 0.3979e-6, lngi_bw = 9.48e12;
+  double lngi_spill_bw = 4.701e12, lngi_keep_fraction = 0.5077;
+  // GammaBetaBackwardCUDAKernelTemplate: a 32 x 32-thread block per 32 columns walks all rows, 256
+  // rows an iteration (8 per thread); an iteration costs the loaded latency gb_l0 + bytes in
+  // flight / gb_bw, with at most one block per SM progressing (above 132 blocks the iterations
+  // of the SM's blocks serialise: 160 blocks run 1.5 x, 256 blocks 2 x the time of 128);
+  // LayerNorm's (weight and bias sums) cost gb_ln_factor times RMSNorm's. 36 kernels: median 7.5%.
+  double gb_fixed_s = 0.0782e-6, gb_l0_s = 0.6933e-6, gb_bw = 5.759e12, gb_ln_factor = 1.156;
+  // elementwise_kernel<128, vt> direct copies (transposes, strided reads): a thread copies vt
+  // elements (4 of 2 bytes, 2 of 4 bytes) after computing its offsets over d dimensions: per
+  // thread copy_thread_s + d x copy_dim_s + vt x copy_elem_s (GPU-seconds), or the sectors or
+  // bytes, whichever is longest. 28 records of sets 1-3: median 1.3%, p90 15.6%; the fp32 stride 2
+  // copy (vt 2) runs at 0.31 T elements/s, the bf16 one (vt 4) at 0.42 T/s (v2: one rate, 0.345).
+  double copy_thread_s = 2.728e-12, copy_dim_s = 0.3987e-12, copy_elem_s = 1.718e-12;
   // reduce_kernel<128,4> summing over rows (a weight gradient): a fixed cost and a time per row.
   double column_reduce_base_s = 9.0e-6, column_reduce_per_row_s = 0.9e-9;
   // nll_loss's single-block kernels: one latency per row a thread handles (rows / threads, the
@@ -165,6 +203,28 @@ FrameworkKernel unrolled(const Ctx& c, std::string name, double elems, double by
   return k;
 }
 
+// (v3) elementwise_kernel<128, vt> copying through offset calculators (gpu_kernel_impl_nocast,
+// direct_copy_kernel): each of elems / vt threads (vt = 4 elements of 2 bytes, 2 of 4 bytes)
+// computes its offsets over `dims` dimensions and copies its elements; sectors and bytes at
+// their bandwidths; the largest sets the time.
+FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double e, double dims,
+                            double bytes, double sector_bytes) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.block = 128;
+  const double vt = e >= 4 ? 2 : 4;
+  k.grid = std::max(1.0, std::ceil(elems / (128 * vt)));
+  k.hbm_bytes = bytes;
+  k.l2_bytes = sector_bytes;
+  const double per_thread = c.p.copy_thread_s + dims * c.p.copy_dim_s + vt * c.p.copy_elem_s;
+  const double t_el = elems / vt * per_thread / c.rate_scale;
+  const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
+  const double t_sec = sector_bytes / (c.p.sector_bw * c.bw_scale);
+  k.time_s = c.p.t0_s + std::max({t_el, t_mem, t_sec});
+  k.bound = t_sec >= std::max(t_el, t_mem) ? "l2" : (t_el >= t_mem ? "compute" : "hbm");
+  return k;
+}
+
 FrameworkKernel tiny(const Ctx& c, std::string name, double elems, double elem_bytes) {
   return stream(c, std::move(name), elems, 2 * elems * elem_bytes, c.p.stream_bw);
 }
@@ -194,42 +254,73 @@ FrameworkKernel row_chain(const Ctx& c, std::string name, double rows, int block
   return k;
 }
 
-// A block-per-row kernel bound by its traffic at a measured bandwidth plus a cost per wave.
-FrameworkKernel row_bw(const Ctx& c, std::string name, double rows, int block, int regs,
-                       double smem, double traffic, double bw, double base_s) {
-  FrameworkKernel k;
-  k.name = std::move(name);
-  k.grid = std::max(1.0, rows);
-  k.block = block;
-  k.blocks_per_sm = blocks_per_sm(c, block, regs, smem);
-  k.hbm_bytes = traffic;
-  const double waves = std::max(1.0, k.grid / (c.sms * k.blocks_per_sm));
-  k.time_s = c.p.t0_s + traffic / (bw * c.bw_scale) + waves * base_s / c.rate_scale;
-  k.bound = "hbm";
-  return k;
+double clock_scale(const Ctx& c) {
+  return c.sm_clock_hz / 1.98e9;
 }
 
-// softmax_warp_forward / _backward: a warp per row (two rows when a row is at most 128 elements),
-// 128-thread blocks, the row in registers: element-rate bound on the H200 (bf16 and fp32 take the
-// same time), and never faster than its bytes.
+// Warps resident on an SM for a kernel of `threads`-thread blocks (models/occupancy).
+double warps_resident(const Ctx& c, int threads, int regs, double smem) {
+  return blocks_per_sm(c, threads, regs, smem) * std::ceil(threads / 32.0);
+}
+
+// Registers per thread of softmax_warp_forward and _backward by next_pow2(cols), as the profiler
+// recorded them on the H200 (sets 1-3; 128 columns was not measured: between 64 and 256).
+int warp_regs(bool fwd, double np2) {
+  if (!fwd) return np2 <= 256 ? 32 : (np2 <= 512 ? 55 : 96);
+  if (np2 <= 32) return 19;
+  if (np2 <= 64) return 23;
+  if (np2 <= 128) return 26;
+  if (np2 <= 256) return 30;
+  if (np2 <= 512) return 32;
+  return np2 <= 1024 ? 48 : 80;
+}
+
+// softmax_warp_forward / _backward (SoftMax.cu dispatch_softmax_forward): 128-thread blocks; a
+// logical warp of min(next_pow2(cols), 32) lanes handles WARP_BATCH rows (2 when next_pow2(cols)
+// <= 128), the row in registers. (v3) Issue-bound: each hardware warp costs its SM a task cost
+// plus, per element a lane walks, an issue cost and the latency the SM's resident warps leave
+// exposed (latency / W); never faster than its bytes at the streaming bandwidth.
 FrameworkKernel warp_softmax(const Ctx& c, bool fwd, double rows, double cols, double bytes) {
   FrameworkKernel k;
   k.name = fwd ? "softmax_warp_forward" : "softmax_warp_backward";
   k.block = 128;
-  const double rows_per_warp = cols <= 128 ? 2 : 1;
-  k.grid = std::max(1.0, std::ceil(rows / (4 * rows_per_warp)));
+  const double np2 = std::exp2(std::ceil(std::log2(std::max(1.0, cols))));
+  const double lanes = std::min(np2, 32.0);
+  const double batch = np2 <= 128 ? 2 : 1;
+  const double hw_warps = std::ceil(rows / (batch * 32 / lanes));
+  k.grid = std::max(1.0, std::ceil(hw_warps / 4));
   k.hbm_bytes = bytes;
-  // Forward: a cost per row (the warp's two shuffle reductions and its row set-up) and per
-  // element; backward: an element rate (set 1 has one backward shape only).
-  double t_el = 0;
-  if (!fwd)
-    t_el = rows * cols / (c.p.warp_softmax_bwd_rate * c.rate_scale);
-  else if (cols > 1024)
-    t_el = rows * cols * c.p.warp_softmax_2048_per_elem_s / c.rate_scale;
-  else
-    t_el = (rows * c.p.warp_softmax_per_row_s + rows * cols * c.p.warp_softmax_per_elem_s) /
-           c.rate_scale;
+  const double w = warps_resident(c, 128, warp_regs(fwd, np2), 0);
+  k.blocks_per_sm = static_cast<int>(w / 4);
+  const double w_eff = std::clamp(hw_warps / c.sms, 1.0, w);
+  const double n = batch * cols / lanes;  // elements a lane walks
+  const double per_warp =
+      fwd ? c.p.warp_fwd_task_s + n * (c.p.warp_fwd_issue_s + c.p.warp_fwd_latency_s / w_eff)
+          : n * (c.p.warp_bwd_issue_s + c.p.warp_bwd_latency_s / w_eff);
+  const double t_el = hw_warps / c.sms * per_warp / clock_scale(c);
   const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
+  k.time_s = c.p.t0_s + std::max(t_el, t_mem);
+  k.bound = t_el > t_mem ? "compute" : "hbm";
+  return k;
+}
+
+// (v3) A 1024-thread block-per-row softmax forward kernel bound by its SM's issue: each SM walks
+// its share of the rows (one row at least: rows below the SM count leave SMs idle) at
+// issue + latency / W per element, W = the block's warps x resident blocks; never faster than
+// `traffic` at `bw`.
+FrameworkKernel row_issue(const Ctx& c, std::string name, double rows, double cols, int regs,
+                          double smem, double issue_s, double latency_s, double traffic,
+                          double bw) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.grid = std::max(1.0, rows);
+  k.block = 1024;
+  k.blocks_per_sm = blocks_per_sm(c, 1024, regs, smem);
+  k.hbm_bytes = traffic;
+  const double w = k.blocks_per_sm * 32.0;
+  const double per_sm_rows = std::max(1.0, rows / c.sms);
+  const double t_el = per_sm_rows * cols * (issue_s + latency_s / w) / clock_scale(c);
+  const double t_mem = traffic / (bw * c.bw_scale);
   k.time_s = c.p.t0_s + std::max(t_el, t_mem);
   k.bound = t_el > t_mem ? "compute" : "hbm";
   return k;
@@ -272,26 +363,22 @@ void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
   if (cols <= 2048 && row <= 8192) {
     out.push_back(warp_softmax(c, true, rows, cols, 2 * n * e));
   } else if (cols <= 8192) {
-    const int regs = cols <= 4096 ? 30 : 37;
-    auto k = row_chain(c, "cunn_SoftMaxForwardReg", rows, 1024, regs, 128, row, 1, 1, 2 * n * e);
-    out.push_back(k);
+    // 29-30 registers up to 6144 columns (two blocks an SM), 37 at 8192 (one): the profiler.
+    const int regs = cols <= 6144 ? 30 : 37;
+    out.push_back(row_issue(c, "cunn_SoftMaxForwardReg", rows, cols, regs, 128, c.p.reg_issue_s,
+                            c.p.reg_latency_s, 2 * n * e, c.p.stream_bw));
   } else if (row <= 48 * 1024 - 128 && std::fmod(cols, ilp_of(e)) == 0) {
-    auto k =
-        row_chain(c, "cunn_SoftMaxForwardSmem", rows, 1024, 32, row + 128, row, 3, 1, 2 * n * e);
-    out.push_back(k);
+    out.push_back(row_issue(c, "cunn_SoftMaxForwardSmem", rows, cols, 32, row + 128,
+                            c.p.smem_issue_s, c.p.smem_latency_s, 2 * n * e, c.p.stream_bw));
   } else {
-    auto k = row_chain(c, "cunn_SoftMaxForward", rows, 1024, 32, 128, row, 3, 1, 4 * n * e);
-    // (v2) The max and sum passes re-read the rows in flight; when those exceed what L2 keeps
-    // (l2_keep_fraction of it) every pass streams from HBM: 4 x the tensor at stream_bw.
-    const double in_flight = std::min(rows, c.sms * k.blocks_per_sm) * row;
-    if (in_flight > c.p.l2_keep_fraction * c.gpu.memory.l2_size) {
-      const double t_hbm = c.p.t0_s + 4 * n * e / (c.p.stream_bw * c.bw_scale);
-      if (t_hbm > k.time_s) {
-        k.time_s = t_hbm;
-        k.bound = "hbm";
-      }
-    }
-    out.push_back(k);
+    // Max, sum of exp, then normalise and write: the two re-reads hit L2 for the fraction of
+    // the rows in flight that l2_reread_fraction of L2 holds, and come from HBM otherwise.
+    const int bps = blocks_per_sm(c, 1024, 32, 128);
+    const double in_flight = std::min(rows, c.sms * bps) * row;
+    const double hit = std::min(1.0, c.p.l2_reread_fraction * c.gpu.memory.l2_size / in_flight);
+    const double traffic = (2 + 2 * (1 - hit)) * n * e;
+    out.push_back(row_issue(c, "cunn_SoftMaxForward", rows, cols, 32, 128, c.p.plain_issue_s,
+                            c.p.plain_latency_s, traffic, c.p.plain_hbm_bw));
   }
 }
 
@@ -338,29 +425,70 @@ void nll_bwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, doubl
 // rms flag in torch >= 2.8): forward vectorized_layer_norm_kernel, a 128-thread block per row;
 // backward layer_norm_grad_input_kernel_vectorized (a block per row) and
 // GammaBetaBackwardCUDAKernelTemplate (a 32x32 block per 32 columns).
+// (v3) A 128-thread block-per-row kernel in two passes over its row, each in rounds of 128
+// threads x 4 elements: a block costs `base` plus, per round, the loaded latency l0 + bytes in
+// flight on the GPU / bw (+ `extra` a round); the blocks run in waves of the resident slots.
+// When the rows in flight exceed keep x L2, the second pass re-reads from HBM: the kernel then
+// also needs `spill_passes` x the tensor at spill_bw.
+FrameworkKernel two_pass_rows(const Ctx& c, std::string name, double rows, double cols, double e,
+                              int regs, double smem, double arrays, double base_s, double l0_s,
+                              double bw, double extra_s, double keep, double spill_passes,
+                              double spill_bw, double traffic) {
+  FrameworkKernel k;
+  k.name = std::move(name);
+  k.grid = std::max(1.0, rows);
+  k.block = 128;
+  k.blocks_per_sm = blocks_per_sm(c, 128, regs, smem);
+  k.hbm_bytes = traffic;
+  const double slots = c.sms * k.blocks_per_sm;
+  const double concurrent = std::min(k.grid, slots);
+  k.inflight_bytes = 128 * 4 * e * arrays;
+  const double latency = l0_s + concurrent * k.inflight_bytes / (bw * c.bw_scale) + extra_s;
+  const double rounds = 2 * cols / 512;
+  const double waves = std::max(1.0, k.grid / slots);
+  k.time_s = c.p.t0_s + waves * (base_s / clock_scale(c) + rounds * latency);
+  k.bound = "latency";
+  if (concurrent * cols * e * arrays > keep * c.gpu.memory.l2_size) {
+    const double t_spill = c.p.t0_s + spill_passes * rows * cols * e / (spill_bw * c.bw_scale);
+    if (t_spill > k.time_s) {
+      k.time_s = t_spill;
+      k.hbm_bytes = spill_passes * rows * cols * e;
+      k.bound = "hbm";
+    }
+  }
+  return k;
+}
+
 void norm_kernels(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, double cols,
                   double e, bool rms, bool fwd) {
   const double n = rows * cols;
+  const auto& p = c.p;
   if (fwd) {
-    out.push_back(
-        row_bw(c, rms ? "vectorized_layer_norm_kernel<rms>" : "vectorized_layer_norm_kernel", rows,
-               128, e == 4 ? 39 : 32, 24, 2 * n * e, rms ? c.p.rms_fwd_bw : c.p.ln_fwd_bw,
-               rms ? c.p.rms_fwd_base_s : (e == 4 ? c.p.ln_fwd_base_fp32_s : c.p.ln_fwd_base_s)));
+    // 32 registers in bf16 (16 blocks an SM), 39 in fp32 (12): the profiler.
+    out.push_back(two_pass_rows(
+        c, rms ? "vectorized_layer_norm_kernel<rms>" : "vectorized_layer_norm_kernel", rows, cols,
+        e, e == 4 ? 39 : 32, 24, 1, rms ? p.rms_fwd_base_s : p.ln_fwd_base_s, p.ln_l0_s, p.ln_bw,
+        rms ? 0.0 : p.ln_welford_s, p.l2_keep_fraction, 3, p.ln_spill_bw, 2 * n * e));
     return;
   }
-  out.push_back(row_bw(c, "layer_norm_grad_input_kernel_vectorized", rows, 128, 32, 16, 3 * n * e,
-                       e == 4 ? c.p.ln_dx_bw_fp32 : c.p.ln_dx_bw, c.p.ln_dx_base_s));
+  out.push_back(two_pass_rows(c, "layer_norm_grad_input_kernel_vectorized", rows, cols, e, 32, 16,
+                              2, p.lngi_base_s, p.lngi_l0_s, p.lngi_bw, 0, p.lngi_keep_fraction, 5,
+                              p.lngi_spill_bw, 3 * n * e));
   FrameworkKernel k;
   k.name = "GammaBetaBackwardCUDAKernelTemplate";
   k.grid = std::max(1.0, std::ceil(cols / 32));
   k.block = 1024;
   k.hbm_bytes = 2 * n * e;
-  // Each block walks all rows, 32 at a time (one iteration per 32 rows), for its 32 columns; the
-  // whole kernel also moves dY and X once.
-  const double t_walk = std::ceil(rows / 32) * c.p.gamma_beta_iter_s / c.rate_scale;
-  const double t_mem = k.hbm_bytes / (c.p.gamma_beta_bw * c.bw_scale);
-  k.time_s = c.p.t0_s + std::max(t_walk, t_mem);
-  k.bound = t_walk > t_mem ? "latency" : "hbm";
+  // (v3) Each block walks all rows, 256 an iteration (8 per thread), for its 32 columns; an
+  // iteration waits the loaded latency of the bytes all progressing blocks (one an SM) keep in
+  // flight; SMs holding several blocks take them in turn.
+  const double progressing = std::min(k.grid, c.sms);
+  const double turns = k.grid > c.sms ? k.grid / c.sms : 1.0;
+  const double in_flight = progressing * 1024 * 8 * 2 * e;
+  const double iter =
+      (p.gb_l0_s + in_flight / (p.gb_bw * c.bw_scale)) * (rms ? 1.0 : p.gb_ln_factor);
+  k.time_s = p.t0_s + p.gb_fixed_s + turns * std::ceil(rows / 256) * iter;
+  k.bound = "latency";
   out.push_back(k);
 }
 
@@ -632,8 +760,10 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     // rows, so HBM sees the bytes once).
     const double run = inner * e;
     const double sectors = n / inner * std::ceil(run / 32) * 32;
-    out.push_back(unrolled(c, "elementwise_kernel<128,4> direct_copy (transpose)", n, 2 * n * e,
-                           sectors + n * e));
+    // Offsets over the dimensions left after coalescing: a and b, plus outer and inner when > 1.
+    const double dims = 2 + (op.f("outer") > 1 ? 1 : 0) + (inner > 1 ? 1 : 0);
+    out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (transpose)", n, e, dims,
+                              2 * n * e, sectors + n * e));
   } else if (k == "torch_cat") {
     const double n = op.f("pieces") * op.f("rows") * op.f("cols"), e = dtype_bytes(op.s("dtype"));
     out.push_back(stream(c, "CatArrayBatchedCopy_vectorized", n, 2 * n * e, c.p.cat_bw));
@@ -643,8 +773,16 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     // DRAM access from HBM (fp32 stride 16, set 2: 513 us for 32 Mi elements, half the rate of a
     // 32-byte sector).
     const double sector = std::min(32.0, s * e), dram = std::min(64.0, s * e);
-    out.push_back(unrolled(c, "elementwise_kernel<128,2> direct_copy (strided)", n, n * (e + dram),
-                           n * (sector + e)));
+    // (v3) TensorIterator halves a copy until every piece's largest input offset fits 32-bit
+    // indexing (<= 2^31 - 1 bytes), one kernel a piece (set 3: fp32 stride 32 over 32 Mi elements
+    // ran as two kernels of 301 us).
+    int pieces = 1;
+    while ((n / pieces - 1) * s * e > 2147483647.0 && pieces < (1 << 20)) pieces *= 2;
+    for (int i = 0; i < pieces; ++i) {
+      const double m = n / pieces;
+      out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (strided)", m, e, 1,
+                                m * (e + dram), m * (sector + e)));
+    }
   } else {
     throw std::invalid_argument("framework ops: unknown op '" + std::string(k) + "'");
   }

@@ -7,25 +7,34 @@
 // aten/src/ATen/native/cuda/{SoftMax,Loss,layer_norm_kernel,CatArrayBatchedCopy}.cu and
 // Loops.cuh):
 //  - bytes moved per pass: a kernel that makes several passes over a row (cunn_SoftMaxForward:
-//    max, sum of exp, then normalise-and-write) re-reads the row; re-reads hit L2 when the rows in
-//    flight fit in it, and cost L2 bandwidth instead of HBM bandwidth;
-//  - parallelism: bytes in flight = resident blocks x threads x loads in flight x 16 B; a kernel's
-//    memory rate is min(streaming bandwidth, bytes in flight / loaded latency) (Little's law);
+//    max, sum of exp, then normalise-and-write; the LayerNorm kernels: statistics, then
+//    normalise) re-reads the row; re-reads hit L2 while the rows in flight fit the share of L2
+//    that keeps them, and come from HBM otherwise;
+//  - parallelism: bytes in flight = resident blocks x threads x bytes a thread loads; a round of
+//    loads waits the loaded latency, unloaded latency + bytes in flight / bandwidth (a queue);
 //    block-per-row kernels with fewer rows than resident slots run with rows blocks only; a
 //    single-block kernel (nll_loss's reduction: one block of 32 threads) runs at one block's rate;
-//  - SIMT work: FP32 instructions and SFU operations (exp, erf, tanh) per element at the issue
-//    rate of the SMs, overlapped with memory (the larger of the two sets the time);
+//  - SIMT work (v3): issue-bound kernels (warp softmax, the block softmax forwards, copies through
+//    offset calculators) cost an SM issue + latency / W per element, W the warps resident on it
+//    (models/occupancy from the kernel's registers and shared memory, as the profiler recorded
+//    them), so the kernels that hold more registers run slower per element;
 //  - a fixed cost per kernel (the shortest kernel duration the profiler reports) and, per call,
-//    the launch of each kernel (models/launch: eager issue).
-// Ignores: register spills and L1 hits, DRAM page effects, the clock (the card ran at its
-// 1980 MHz boost throughout both sets: the records' clocks), multi-stream overlap, tensors that
-// are not contiguous on input (other than the transposing copy's own), PyTorch's 32-bit index
-// splitting of tensors over 2^31 elements.
-// Parameters: H200 values set on the training set (validate/data/h200/torch/train.json), each with
-// the records that determine it (kFrameworkParams in op_framework.cpp); other GPUs scale them by
-// their datasheet bandwidth and clock (not validated).
-// Validation: pre-registered (validate/prereg/torch-set2/): predictions committed before the
-// measurement; errors in validate/README.md, "Framework ops".
+//    the launch of each kernel (models/launch: eager issue); TensorIterator's split of copies
+//    whose offsets pass 32 bits into several kernels.
+// Ignores: register spills and L1 hits, DRAM page effects (fp32 stride-32 reads run 14% slower
+// than 64-byte accesses predict), the clock (the card ran at its 1980 MHz boost throughout the
+// sets: the records' clocks), multi-stream overlap, tensors that are not contiguous on input
+// (other than the transposing copy's own), the split of fills and casts over 2^31 bytes (the sum
+// of the pieces is modelled as one kernel), PyTorch's two-stage LayerNorm weight gradient past
+// 64K rows with few columns (set 4: +179% at 131072 x 256), log_softmax's cheaper epilogue in the
+// issue-bound (bf16/fp16) plain kernel (set 4: +34%).
+// Parameters: H200 values; v1's set on set 1 (validate/data/h200/torch/train), v3's (the
+// mechanisms marked v3) by least squares on sets 1-3, each with its records and fit quality in
+// FwParams (op_framework.cpp); other GPUs scale them by their datasheet bandwidth and
+// clock (not validated).
+// Validation: pre-registered (validate/prereg/torch-set{2,3,4}/): predictions committed before
+// each measurement; sets 1-3 are fit data for v3, set 4 is v3's test. Errors in
+// validate/README.md, "Framework ops".
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -158,8 +158,85 @@ def set3():
     return c
 
 
-SETS = {"train": train, "set2": set2, "set3": set3}
+def set4():
+    """Set 4, chosen after model v3 (fitted on sets 1-3) was frozen: shapes in none of them, and
+    extrapolations: warp softmax at 8 and 128 columns, fp16 everywhere the ops take it, fp32
+    rows in shared memory (cunn_SoftMaxForwardSmem), bf16 log_softmax over a vocabulary, a
+    262144-entry vocabulary, LayerNorm over 256 and 16384 columns, 131072 rows, head_dim 96,
+    fp32 transposes (2 elements a thread), cats of 5-8 pieces, strides 3-64 (stride 64 fp32:
+    split into two kernels)."""
+    c = []
+    for r, n, dt in ((524288, 8, "bf16"), (98304, 128, "bf16"), (40960, 384, "fp32"),
+                     (20480, 1536, "bf16"), (65536, 640, "fp16"), (4096, 5120, "bf16"),
+                     (2560, 7168, "fp32"), (16384, 3072, "fp16"), (4096, 10240, "fp32"),
+                     (3072, 14336, "bf16"), (2048, 24000, "fp16"), (384, 393216, "bf16"),
+                     (192, 262144, "fp32")):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype=dt))
+    for r, n, dt in ((131072, 128, "bf16"), (65536, 768, "fp16"), (8192, 8192, "bf16"),
+                     (512, 262144, "fp32")):
+        c.append(case("torch_softmax", rows=r, cols=n, dtype=dt, **{"pass": "bwd"}))
+    for r, v, dt in ((2048, 152064, "fp32"), (4096, 65536, "bf16")):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_softmax", rows=r, cols=v, dtype=dt, log=True, **{"pass": ps}))
+    for r, v, dt in ((4096, 262144, "fp32"), (131072, 4096, "fp32"), (1024, 152064, "bf16")):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_nll_loss", rows=r, vocab=v, dtype=dt, **{"pass": ps}))
+    for r, v, ld, sd in ((4096, 152064, "fp32", "fp32"), (16384, 32768, "bf16", "fp32"),
+                         (2048, 262144, "bf16", "bf16"), (8192, 49152, "fp16", "fp32")):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_cross_entropy", rows=r, vocab=v, logits_dtype=ld, loss_dtype=sd,
+                          **{"pass": ps}))
+    for r, n, dt in ((16384, 1024, "fp16"), (4096, 7168, "bf16"), (1024, 16384, "fp32"),
+                     (131072, 256, "bf16"), (6144, 2560, "fp32")):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_layernorm", rows=r, cols=n, dtype=dt, **{"pass": ps}))
+    for r, n, dt, impl in ((4096, 6144, "bf16", "fused"), (32768, 2048, "bf16", "fused"),
+                           (16384, 5120, "fp16", "fused"), (4096, 6144, "bf16", "composed"),
+                           (32768, 2048, "bf16", "composed")):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_rmsnorm", rows=r, cols=n, dtype=dt, impl=impl, **{"pass": ps}))
+    for n, dt, ap in ((5 << 22, "bf16", "none"), (1 << 28, "bf16", "tanh"),
+                      (1 << 25, "fp16", "none"), (3 << 23, "fp32", "tanh")):
+        for ps in ("fwd", "bwd"):
+            c.append(case("torch_gelu", n=n, dtype=dt, approximate=ap, **{"pass": ps}))
+    for o, a, b, i, dt in ((2, 8192, 32, 64, "bf16"), (8, 2048, 24, 96, "bf16"),
+                           (1, 6144, 6144, 1, "bf16"), (16, 1024, 40, 128, "fp16"),
+                           (4, 2048, 16, 64, "fp32"), (1, 2048, 16384, 1, "fp32")):
+        c.append(case("torch_transpose_copy", outer=o, a=a, b=b, inner=i, dtype=dt))
+    for k, r, n, dim, dt in ((5, 4096, 1024, "cols", "bf16"), (6, 2048, 2048, "rows", "bf16"),
+                             (2, 8192, 4096, "cols", "fp32"), (8, 1024, 3584, "cols", "fp16")):
+        for via in ("cat", "split_bwd"):
+            c.append(case("torch_cat", pieces=k, rows=r, cols=n, dim=dim, dtype=dt, via=via))
+    for n, s, dt in ((1 << 24, 5, "fp32"), (1 << 25, 6, "bf16"), (1 << 24, 64, "fp32"),
+                     (1 << 25, 24, "bf16"), (1 << 24, 3, "bf16"), (1 << 25, 10, "fp32"),
+                     (1 << 25, 2, "fp16")):
+        c.append(case("torch_strided_copy", n=n, stride=s, dtype=dt))
+    return c
+
+
+def check_new(name, cases):
+    """Every case of `name` has parameters that no earlier set has (compared as dicts, the op's
+    defaults filled in as measure_ops.py fills them)."""
+    defaults = {"pass": "fwd", "log": False}
+    key = lambda x: (x["op"], json.dumps({**defaults, **x["params"]}, sort_keys=True))  # noqa
+    earlier = set()
+    for other in ("train", "set2", "set3", "set4"):
+        if other == name:
+            break
+        earlier |= {key(x) for x in SETS[other]()}
+    clash = [x["id"] for x in cases if key(x) in earlier]
+    if clash:
+        raise SystemExit(f"{name}: {len(clash)} cases already measured: {clash}")
+    ids = [x["id"] for x in cases]
+    if len(set(ids)) != len(ids):
+        raise SystemExit(f"{name}: duplicate ids")
+
+
+SETS = {"train": train, "set2": set2, "set3": set3, "set4": set4}
 
 if __name__ == "__main__":
-    json.dump(SETS[sys.argv[1]](), sys.stdout, indent=1)
+    cases = SETS[sys.argv[1]]()
+    if sys.argv[1] == "set4":
+        check_new("set4", cases)
+    json.dump(cases, sys.stdout, indent=1)
     print()

@@ -3,11 +3,13 @@
   python3 validate/torch/readme_tables.py            # print the section's tables
   python3 validate/torch/readme_tables.py --write    # replace them in validate/README.md
 
-Set 1 (train) is scored with the predictions of model v2 as `ridge predict` gives them now
-(`--ridge PATH`, default ./build/dev/cli/ridge) and is a fit; sets 2 and 3 are scored with their
-pre-registered predictions (validate/prereg/torch-set{2,3}/predictions.json), committed before
-those sets were measured. The text between the markers `<!-- torch-tables:begin -->` and
-`<!-- torch-tables:end -->` is replaced; nothing else is touched.
+Sets 2, 3 and 4 are scored with their pre-registered predictions
+(validate/prereg/torch-set{2,3,4}/predictions.json, committed before each set was measured);
+sets 1-3 are also scored with the model in the tree (v3, fitted on them) as `ridge predict`
+gives it now (`--ridge PATH`, default ./build/dev/cli/ridge): those rows are fits. A set whose
+measurement is not committed is left out. The text between the markers
+`<!-- torch-tables:begin -->` and `<!-- torch-tables:end -->` is replaced; nothing else is
+touched.
 """
 import argparse
 import json
@@ -21,27 +23,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from errors import pct, summary, table  # noqa: E402
 
 
-def scored(set_name, ridge):
-    measured_path = os.path.join(ROOT, "validate/data/h200/torch", set_name, set_name + ".json")
-    with open(measured_path) as f:
+def measured_path(set_name):
+    return os.path.join(ROOT, "validate/data/h200/torch", set_name, set_name + ".json")
+
+
+def scored(set_name, source, ridge):
+    with open(measured_path(set_name)) as f:
         measured = json.load(f)
-    pre = os.path.join(ROOT, "validate/prereg", "torch-" + set_name, "predictions.json")
-    if os.path.exists(pre):
-        with open(pre) as f:
+    if source == "prereg":
+        with open(os.path.join(ROOT, "validate/prereg", "torch-" + set_name,
+                               "predictions.json")) as f:
             doc = json.load(f)
     else:
-        out = subprocess.run([ridge, "predict", measured_path, "--gpu", "h200", "--json"],
-                             capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        out = subprocess.run([ridge, "predict", measured_path(set_name), "--gpu", "h200",
+                              "--json"], capture_output=True, text=True, check=True,
+                             cwd=ROOT).stdout
         doc = json.loads(out)
     pred = {r["id"]: r["timing"]["median_us"] for r in doc["records"]}
     return table(measured, pred)
 
 
 def section(ridge):
-    sets = (("train", "set 1 (training; model v2 fitted on it)"),
-            ("set2", "set 2 (model v1, pre-registered)"),
-            ("set3", "set 3 (model v2, pre-registered)"))
-    rows = {s: scored(s, ridge) for s, _ in sets}
+    sets = [(k, s, t) for k, s, t in (
+        ("set2/v1", "set2", "set 2 (model v1, pre-registered)"),
+        ("set3/v2", "set3", "set 3 (model v2, pre-registered)"),
+        ("set4/v3", "set4", "set 4 (model v3, pre-registered)"),
+        ("train/v3", "train", "set 1 (model v3, fit)"),
+        ("set2/v3", "set2", "set 2 (model v3, fit)"),
+        ("set3/v3", "set3", "set 3 (model v3, fit)")) if os.path.exists(measured_path(s))]
+    rows = {k: scored(s, "current" if k.endswith("v3") and s != "set4" else "prereg", ridge)
+            for k, s, _ in sets}
+    sets = [(k, t) for k, _, t in sets]
     out = []
     out.append("| set | records | median abs error | p90 abs error | op classes with median > 10% |")
     out.append("|---|---:|---:|---:|---|")
