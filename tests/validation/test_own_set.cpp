@@ -8,16 +8,23 @@
 // must still give the committed predictions. The measurement commit adds the targets of issue 18
 // point 6 on the pre-registered predictions (scored as the README fixed: every case but the 8
 // attention ones), each missed target as a [!shouldfail] test whose name states the miss.
+// Measured: 2026-12-01 20:29 UTC, one call (validate/data/h200/own-set1/README.md); 137 of the 138
+// cases ran (softmax/bf16/r512_c49152 could not launch: validate's one-block-per-row softmax asks
+// for more shared memory than an SM has), 129 of them scored.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "hw/gpu_loader.hpp"
 #include "models/kernel_model.hpp"
 #include "models/op.hpp"
+#include "models/records.hpp"
 
 using namespace ridge;
 
@@ -28,6 +35,44 @@ nlohmann::json read_json(const std::string& path) {
   std::ifstream f(path);
   REQUIRE(f.good());
   return nlohmann::json::parse(f);
+}
+
+// The op classes of errors.py (models/calibration.cpp's names): GEMMs by dtype, strided
+// elementwise apart, copies by direction, else the op.
+std::string op_class(const nlohmann::json& r) {
+  const std::string op = r.at("op");
+  const auto& p = r.at("params");
+  if (op == "gemm") return "gemm " + p.at("dtype").get<std::string>();
+  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
+  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
+  return op;
+}
+
+struct Errors {
+  std::vector<double> all;                              // |error| of every scored case
+  std::map<std::string, std::vector<double>> by_class;  // |error| per op class
+  double median() const { return models::percentile(all, 50); }
+  double p90() const { return models::percentile(all, 90); }
+};
+
+// |pre-registered - measured| / measured of the median time, every measured case but attention.
+const Errors& preregistered() {
+  static const Errors e = [] {
+    const auto measured = read_json(kRoot + "/validate/data/h200/own-set1/own-set1.json");
+    const auto pred = read_json(kRoot + "/validate/prereg/own-set1/predictions.json");
+    std::map<std::string, double> p;
+    for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+    Errors out;
+    for (const auto& r : measured.at("records")) {
+      if (r.at("op") == "attention") continue;
+      const double m = r.at("timing").at("median_us");
+      const double err = std::abs(p.at(r.at("id")) - m) / m;
+      out.all.push_back(err);
+      out.by_class[op_class(r)].push_back(err);
+    }
+    return out;
+  }();
+  return e;
 }
 }  // namespace
 
@@ -46,5 +91,41 @@ TEST_CASE("own-set1: the current model reproduces the pre-registered predictions
     const double t = models::predict_kernel(g, spec, models::Mode::kFast, timing).time_s * 1e6;
     INFO(r.at("id").get<std::string>());
     CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
+  }
+}
+
+// ---- the targets on the pre-registered predictions (errors.md: errors.py --write) --------------
+
+TEST_CASE("own-set1 pre-registered: 129 scored cases measured", "[validation]") {
+  // 138 cases - 8 attention (not scored, fixed before measuring) - 1 that could not launch.
+  CHECK(preregistered().all.size() == 129);
+}
+
+TEST_CASE("own-set1 pre-registered: kernels median <= 5% (missed: 5.2%)",
+          "[validation][!shouldfail]") {
+  CHECK(preregistered().median() <= 0.05);
+}
+
+TEST_CASE("own-set1 pre-registered: kernels p90 <= 15% (missed: 18.5%)",
+          "[validation][!shouldfail]") {
+  CHECK(preregistered().p90() <= 0.15);
+}
+
+TEST_CASE(
+    "own-set1 pre-registered: every op class median <= 10% (missed: copy h2d 13.8%; launch "
+    "16.7%)",
+    "[validation][!shouldfail]") {
+  for (const auto& [c, v] : preregistered().by_class) {
+    INFO(c);
+    CHECK(models::percentile(v, 50) <= 0.10);
+  }
+}
+
+TEST_CASE("own-set1 pre-registered: op classes other than copy h2d and launch within 10% (met)",
+          "[validation]") {
+  for (const auto& [c, v] : preregistered().by_class) {
+    if (c == "copy h2d" || c == "launch") continue;
+    INFO(c << ": " << models::percentile(v, 50));
+    CHECK(models::percentile(v, 50) <= 0.10);
   }
 }
