@@ -137,6 +137,32 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
 
 namespace {
 
+// Loads + stores per byte a ring rank sends, over one loop of NCCL's ring kernels (NCCL
+// 2.28.9 src/device/all_reduce.h, all_gather.h, reduce_scatter.h, broadcast.h, reduce.h runRing
+// and the primitives of prims_simple.h / prims_ll*.h). Each primitive's loads + stores per
+// byte: send 2 (source, peer's buffer), receive 2 (own buffer, output), copy-send 3 (source;
+// output and peer), receive-copy-send 3, receive-reduce-send 3 (buffer and source; peer),
+// receive-reduce-copy 3, receive-reduce-copy-send 4. Per loop each rank sends n-1 chunks
+// (all-gather, reduce-scatter) or 2(n-1) (all-reduce):
+//   all-reduce: send + (n-2) recv-reduce-send + recv-reduce-copy-send + (n-2) recv-copy-send
+//               + recv = 2 + 3(n-2) + 4 + 3(n-2) + 2 = 6n-4 over 2(n-1) chunks sent;
+//   all-gather: copy-send + (n-2) recv-copy-send + recv = 3n-1 over n-1;
+//   reduce-scatter: send + (n-2) recv-reduce-send + recv-reduce-copy = 3n-1 over n-1;
+//   broadcast, reduce: a middle rank's recv-copy-send or recv-reduce-send, 3 per byte (the
+//   root's copy-send is 3 too; the last rank's receive 2).
+double ring_memory_ops(CollOp op, int n) {
+  const double k = std::max(2, n);
+  switch (op) {
+    case CollOp::kAllReduce:
+      return (6 * k - 4) / (2 * (k - 1));
+    case CollOp::kAllGather:
+    case CollOp::kReduceScatter:
+      return (3 * k - 1) / (k - 1);
+    default:
+      return 3.0;
+  }
+}
+
 // One transfer of the plan: bytes on the wire over a path (links [first, first + count) of the
 // plan's flat link list), capped, started after a delay.
 struct PlannedFlow {
@@ -377,6 +403,16 @@ struct Planner {
       if (c.algo == choice.algo && c.proto == choice.proto) cell = &c;
     if (cell && choice.proto != NcclProto::kSimple) cap_data = cell->busbw_gbps * 1e9;
     const double s = req.bytes, nn = n();
+    // A ring channel's block loads and stores every byte its primitives touch; with a
+    // measured per-block rate that bounds the ring (inside a node it replaces NCCL's single
+    // LL/LL128 cap, which is NCCL's model of the same SM side; across nodes the lower holds).
+    if (choice.algo == NcclAlgo::kRing) {
+      const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
+      if (rate > 0) {
+        const double sm_cap = choice.sm_blocks * rate / ring_memory_ops(req.op, n());
+        cap_data = tuner.nodes() == 1 ? sm_cap : std::min(cap_data, sm_cap);
+      }
+    }
     switch (choice.algo) {
       case NcclAlgo::kRing: {
         double per_edge = s;
