@@ -184,6 +184,8 @@ struct Planner {
   double wire = 1.0;                   // wire bytes per data byte
   double cap_data = 0;  // the protocol's data-rate cap for the whole collective, B/s (inf: none)
   double step_s = 0;    // one pipeline step of one chunk at the line rate, plus its latency
+  double sm_cap = 0;    // a ring's SM-side bound, B/s of data (0: none)
+  double sm_ops = 0;    // its loads + stores per byte sent
 
   int n() const { return static_cast<int>(ranks.size()); }
   int gpu(int rank) const { return ranks[static_cast<std::size_t>(rank)]; }
@@ -409,7 +411,8 @@ struct Planner {
     if (choice.algo == NcclAlgo::kRing) {
       const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
       if (rate > 0) {
-        const double sm_cap = choice.sm_blocks * rate / ring_memory_ops(req.op, n());
+        sm_ops = ring_memory_ops(req.op, n());
+        sm_cap = choice.sm_blocks * rate / sm_ops;
         cap_data = tuner.nodes() == 1 ? sm_cap : std::min(cap_data, sm_cap);
       }
     }
@@ -500,6 +503,15 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   auto path_of = [&plan](const PlannedFlow& f) {
     return std::span<const sim::LinkId>(plan.links.data() + f.first, f.count);
   };
+  run->result.sm_bound = plan.sm_cap;
+  run->result.sm_loads_stores_per_byte = plan.sm_ops;
+  // The SM side binds where the cap it sets on a flow is below that flow's slowest link.
+  if (plan.sm_cap > 0)
+    for (const PlannedFlow& f : plan.flows) {
+      double slowest = std::numeric_limits<double>::infinity();
+      for (sim::LinkId id : path_of(f)) slowest = std::min(slowest, net.link_capacity(id));
+      if (f.cap < slowest * (1 - 1e-9)) run->result.sm_bound_binds = true;
+    }
   // The collective's latency is NCCL's model for its algorithm and protocol, the links' own
   // hop latencies included: flows start once it has passed, less their paths' latency.
   double path_latency = 0;

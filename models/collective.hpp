@@ -71,6 +71,11 @@ struct CollectiveResult {
   int channels = 0;
   int sm_blocks = 0;  ///< CUDA blocks (one SM each) the collective's kernel occupies per GPU
   long long flows = 0;
+  /// A ring's SM-side bound: B/s of data per edge its channels' blocks can load and store
+  /// (blocks x rate / loads + stores per byte sent); 0 where Ridge has none.
+  double sm_bound = 0;
+  double sm_loads_stores_per_byte = 0;  ///< of that bound
+  bool sm_bound_binds = false;        ///< below the ring's slowest link: the SMs, not a link, limit
   std::string bottleneck;             ///< the busiest link while it ran
   double bottleneck_utilisation = 0;  ///< its bytes / (capacity x transfer time)
   double bottleneck_capacity = 0;     ///< B/s

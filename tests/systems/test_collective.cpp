@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
+#include "hw/config.hpp"
+#include "hw/gpu_loader.hpp"
 #include "hw/nccl_tuning.hpp"
 #include "hw/system_loader.hpp"
 #include "models/collective.hpp"
@@ -91,6 +96,17 @@ TEST_CASE("a ring channel's SM side: loads + stores per byte by op", "[analytic]
   CHECK(transfer(CollOp::kAllGather) == Approx(s / 2 * 5 / r).epsilon(1e-6));
   CHECK(transfer(CollOp::kReduceScatter) == Approx(s / 2 * 5 / r).epsilon(1e-6));
   CHECK(transfer(CollOp::kBroadcast) == Approx(s * 3 / r).epsilon(1e-6));
+  // Reported: the bound and whether it is below the links. Simple, 2 GPUs: 24 x 58.75 / 4 =
+  // 352.5 GB/s < 369 (binds); 8 GPUs: 24 x 58.75 x 7/22 = 448.6 GB/s > 369 (does not).
+  const auto two =
+      run(h200(), CollOp::kAllReduce, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kSimple);
+  CHECK(two.sm_bound == Approx(352.5e9).epsilon(1e-9));
+  CHECK(two.sm_loads_stores_per_byte == Approx(4.0));
+  CHECK(two.sm_bound_binds);
+  const auto eight =
+      run(h200(), CollOp::kAllReduce, s, 8, hw::NcclAlgo::kRing, hw::NcclProto::kSimple);
+  CHECK(eight.sm_bound == Approx(24 * 58.75e9 * 7 / 22).epsilon(1e-9));
+  CHECK_FALSE(eight.sm_bound_binds);
 }
 
 TEST_CASE("NVLS all-reduce: S(n+1)/n per port direction at NCCL's NVLS efficiency", "[analytic]") {
@@ -250,4 +266,34 @@ TEST_CASE("a group of one GPU per node goes through that GPU's own NIC", "[analy
   const auto r = models::simulate_collective(big, nccl(), q);
   CHECK(r.time_s - r.latency_s == Approx(2.0 * 7 / 8 * q.bytes / 49.5e9).epsilon(1e-6));
   CHECK(r.bottleneck.find("nic0") != std::string::npos);
+}
+
+TEST_CASE("NCCL constants: a bad SM-side rate list is a file:line:col error", "[config-errors]") {
+  // The shipped file with its Hopper rates cut to two values and a rate list for an architecture
+  // NCCL's classes do not have: both reported at once, each with its place in the file.
+  std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string good = "    hopper: [20.65, 55.66, 58.75]\n";
+  const auto at = text.find(good);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, good.size(), "    hopper: [20.65, 55.66]\n    volta: [1, 2, 3]\n");
+  const std::string path = "test_collective_bad_nccl.yaml";
+  std::ofstream(path) << text;
+  std::vector<std::string> errors;
+  try {
+    hw::load_nccl_tuning(path);
+  } catch (const hw::ConfigException& e) {
+    for (const auto& err : e.errors()) errors.push_back(err.str());
+  }
+  std::remove(path.c_str());
+  REQUIRE(errors.size() == 2);
+  // The line of each: the file's own count of lines up to the replaced one.
+  const std::string line =
+      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
+  CHECK(errors[0].find(path + ":" + line + ":") != std::string::npos);
+  CHECK(errors[0].find("channel_memory_gbps.hopper") != std::string::npos);
+  CHECK(errors[0].find("expected 3 values, got 2") != std::string::npos);
+  CHECK(errors[1].find("volta") != std::string::npos);
 }
