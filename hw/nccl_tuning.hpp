@@ -1,6 +1,7 @@
 // NCCL's tuning-model constants as versioned data (configs/nccl/<version>.yaml): per-algorithm
 // and per-protocol base and per-hop latencies, per-channel throughput caps by GPU architecture,
-// the tree correction table and the protocols' wire formats. Behaviour-free; the models in
+// the tree correction table, the protocols' wire formats, and (fitted, not NCCL's) the SM-side
+// loads + stores rate of one channel's block by architecture. Behaviour-free; the models in
 // models/nccl_tuner.* use them.
 #pragma once
 
