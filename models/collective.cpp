@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -290,48 +291,60 @@ struct Planner {
     const int b_count = bundles(nodes.size());
     const double data = req.bytes / (2.0 * b_count);  // two trees, each half the data
     const double share = 1.0 / (2.0 * b_count);
-    for (int b = 0; b < b_count; ++b)
+    // Heights (up) and depths (down) of each node in each tree (the same for every bundle).
+    std::array<std::vector<int>, 2> height, depth;
+    std::array<int, 2> root_height{};
+    if (m > 1)
       for (int t = 0; t < 2; ++t) {
-        if (m == 1) {
-          std::vector<int> order;  // root first; tree 1 runs the chain the other way
-          for (int r = 0; r < n(); ++r) order.push_back(t == 0 ? r : n() - 1 - r);
-          std::vector<int> up(order.rbegin(), order.rend());
-          const double hops = n() - 1;
-          add(chain(up, b, false), data, share, (hops - 1) * step_s);
-          add(chain(order, b, false), data, share, (2 * hops - 1) * step_s);
-          continue;
-        }
-        // Heights (up) and depths (down) of each node in tree t.
-        std::vector<int> height(static_cast<std::size_t>(m), 0),
-            depth(static_cast<std::size_t>(m), 0);
+        height[t].assign(static_cast<std::size_t>(m), 0);
+        depth[t].assign(static_cast<std::size_t>(m), 0);
         for (int k = m - 1; k >= 0; --k) {
           const int p = parent(k, t, m);
-          if (p >= 0) height[p] = std::max(height[p], height[k] + 1);
+          if (p >= 0) height[t][p] = std::max(height[t][p], height[t][k] + 1);
         }
         for (int k = 0; k < m; ++k) {
           int d = 0;
           for (int p = parent(k, t, m); p >= 0; p = parent(p, t, m)) ++d;
-          depth[k] = d;
+          depth[t][k] = d;
         }
-        const int root_height = *std::max_element(height.begin(), height.end());
-        const int ppn = static_cast<int>(nodes[0].size());
-        const double down0 = (ppn - 1 + root_height) * step_s;
+        root_height[t] = *std::max_element(height[t].begin(), height[t].end());
+      }
+    std::vector<std::vector<int>> order(static_cast<std::size_t>(m)), up(order.size());
+    for (int b = 0; b < b_count; ++b) {
+      // Each node's chain for this bundle's rail, led by the rail's GPU, and its reverse.
+      if (m > 1)
         for (int k = 0; k < m; ++k) {
-          const auto order = local_order(nodes[k], rail(b));
-          std::vector<int> up(order.rbegin(), order.rend());
-          if (order.size() > 1) {
+          order[k] = local_order(nodes[k], rail(b));
+          up[k].assign(order[k].rbegin(), order[k].rend());
+        }
+      for (int t = 0; t < 2; ++t) {
+        if (m == 1) {
+          std::vector<int> o;  // root first; tree 1 runs the chain the other way
+          for (int r = 0; r < n(); ++r) o.push_back(t == 0 ? r : n() - 1 - r);
+          std::vector<int> u(o.rbegin(), o.rend());
+          const double hops = n() - 1;
+          add(chain(u, b, false), data, share, (hops - 1) * step_s);
+          add(chain(o, b, false), data, share, (2 * hops - 1) * step_s);
+          continue;
+        }
+        const int ppn = static_cast<int>(nodes[0].size());
+        const double down0 = (ppn - 1 + root_height[t]) * step_s;
+        for (int k = 0; k < m; ++k) {
+          if (order[k].size() > 1) {
             // Both trees reduce up the same chain at the same time: one flow for the two.
-            if (t == 0) add(chain(up, rail(b), false), 2 * data, 2 * share, (ppn - 2) * step_s);
-            add(chain(order, rail(b), false), data, share, down0 + (depth[k] + ppn - 2) * step_s);
+            if (t == 0) add(chain(up[k], rail(b), false), 2 * data, 2 * share, (ppn - 2) * step_s);
+            add(chain(order[k], rail(b), false), data, share,
+                down0 + (depth[t][k] + ppn - 2) * step_s);
           }
           const int p = parent(k, t, m);
           if (p < 0) continue;
-          const int me = gpu(order.front());
-          const int boss = gpu(local_order(nodes[p], rail(b)).front());
-          add(hop(me, boss, rail(b)), data, share, (ppn - 1 + height[k]) * step_s);
-          add(hop(boss, me, rail(b)), data, share, down0 + (depth[k] - 1) * step_s);
+          const int me = gpu(order[k].front());
+          const int boss = gpu(order[p].front());
+          add(hop(me, boss, rail(b)), data, share, (ppn - 1 + height[t][k]) * step_s);
+          add(hop(boss, me, rail(b)), data, share, down0 + (depth[t][k] - 1) * step_s);
         }
       }
+    }
   }
 
   // NVLS: per GPU, S(n+1)/n up to the switch and down for an all-reduce (the reduced shards it
