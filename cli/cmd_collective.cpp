@@ -59,6 +59,10 @@ nlohmann::json result_json(const models::CollectiveResult& r) {
           {"channels", r.channels},
           {"sm_blocks_per_gpu", r.sm_blocks},
           {"flows", r.flows},
+          {"sm_side",
+           {{"bound_gbps", r.sm_bound / 1e9},
+            {"loads_stores_per_byte", r.sm_loads_stores_per_byte},
+            {"binds", r.sm_bound_binds}}},
           {"bottleneck",
            {{"link", r.bottleneck},
             {"capacity_gbps", r.bottleneck_capacity / 1e9},
@@ -77,6 +81,12 @@ std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec&
                      r.algbw / 1e9, r.busbw / 1e9);
   out += fmt::format("  latency part {} (NCCL's latency model); {} channels, {} SMs per GPU busy\n",
                      fmt_time(r.latency_s), r.channels, r.sm_blocks);
+  if (r.sm_bound > 0)
+    out += fmt::format(
+        "  SM side: {} blocks x {} of loads + stores, {:.2f} per byte sent: {} per ring edge, {}\n",
+        r.sm_blocks, fmt_bw(r.sm_bound * r.sm_loads_stores_per_byte / r.sm_blocks),
+        r.sm_loads_stores_per_byte, fmt_bw(r.sm_bound),
+        r.sm_bound_binds ? "below the links: it limits" : "above the links");
   if (!r.bottleneck.empty())
     out += fmt::format("  bottleneck: {} ({} per direction), {:.0f}% of it used while data moved\n",
                        r.bottleneck, fmt_bw(r.bottleneck_capacity), 100 * r.bottleneck_utilisation);

@@ -53,6 +53,12 @@ double NcclTuning::nvls_eff(std::string_view arch_class) const {
   return 0.0;
 }
 
+double NcclTuning::channel_mem_rate(std::string_view arch_class, NcclProto p) const {
+  for (const auto& [name, r] : channel_memory_rate)
+    if (name == arch_class) return r[static_cast<std::size_t>(p)];
+  return 0.0;
+}
+
 std::string nccl_arch_class(std::string_view arch) {
   if (arch == "volta" || arch == "ampere" || arch == "ada") return "ampere";
   if (arch == "hopper") return "hopper";
@@ -148,6 +154,17 @@ NcclTuning load_nccl_tuning(const std::string& version_or_path) {
       t.tree_correction[0] = m->quantity_list("ll", Dimension::kCount, true);
       t.tree_correction[1] = m->quantity_list("ll128", Dimension::kCount, true);
       t.tree_correction[2] = m->quantity_list("simple", Dimension::kCount, true);
+      m->finish();
+    }
+    if (auto m = n->map("channel_memory_gbps")) {
+      m->ignore("source");
+      for (const char* arch : {"ampere", "hopper", "blackwell"})
+        if (m->node().find(arch)) {
+          std::array<double, kNcclProtos> v{};
+          fill(*m, arch, v);
+          for (double& x : v) x *= 1e9;
+          t.channel_memory_rate.emplace_back(arch, v);
+        }
       m->finish();
     }
     if (auto m = n->map("protocols")) {

@@ -1,6 +1,7 @@
 // NCCL's tuning-model constants as versioned data (configs/nccl/<version>.yaml): per-algorithm
 // and per-protocol base and per-hop latencies, per-channel throughput caps by GPU architecture,
-// the tree correction table and the protocols' wire formats. Behaviour-free; the models in
+// the tree correction table, the protocols' wire formats, and (fitted, not NCCL's) the SM-side
+// loads + stores rate of one channel's block by architecture. Behaviour-free; the models in
 // models/nccl_tuner.* use them.
 #pragma once
 
@@ -42,12 +43,17 @@ struct NcclTuning {
   std::array<double, kNcclProtos> wire_factor{};   ///< wire bytes per data byte
   std::array<double, kNcclProtos> buffer_bytes{};  ///< per channel
   int steps = 8;                                   ///< slots per buffer (NCCL_STEPS)
+  /// A channel's SM-side data rate, bytes loaded + stored per second by its one CUDA block, by
+  /// architecture class, [LL, LL128, Simple] (fitted; empty for a class without a measurement).
+  std::vector<std::pair<std::string, std::array<double, kNcclProtos>>> channel_memory_rate;
   std::vector<std::pair<std::string, std::string>> sources, files;
 
   /// The caps of an architecture class ("hopper"); throws std::invalid_argument if unknown.
   const NcclArchCaps& arch_caps(std::string_view arch_class) const;
   /// NVLS efficiency of an architecture class (0 if NCCL has none for it).
   double nvls_eff(std::string_view arch_class) const;
+  /// A channel's SM-side memory rate (B/s) for an architecture class and protocol; 0 if none.
+  double channel_mem_rate(std::string_view arch_class, NcclProto p) const;
 };
 
 /// Loads configs/nccl/<version>.yaml (or a path). Throws ConfigException.

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <stdexcept>
 
 namespace ridge::models {
@@ -135,9 +138,36 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
 
 namespace {
 
-// One transfer of the plan: bytes on the wire over a path, capped, started after a delay.
+// Loads + stores per byte a ring rank sends, over one loop of NCCL's ring kernels (NCCL
+// 2.28.9 src/device/all_reduce.h, all_gather.h, reduce_scatter.h, broadcast.h, reduce.h runRing
+// and the primitives of prims_simple.h / prims_ll*.h). Each primitive's loads + stores per
+// byte: send 2 (source, peer's buffer), receive 2 (own buffer, output), copy-send 3 (source;
+// output and peer), receive-copy-send 3, receive-reduce-send 3 (buffer and source; peer),
+// receive-reduce-copy 3, receive-reduce-copy-send 4. Per loop each rank sends n-1 chunks
+// (all-gather, reduce-scatter) or 2(n-1) (all-reduce):
+//   all-reduce: send + (n-2) recv-reduce-send + recv-reduce-copy-send + (n-2) recv-copy-send
+//               + recv = 2 + 3(n-2) + 4 + 3(n-2) + 2 = 6n-4 over 2(n-1) chunks sent;
+//   all-gather: copy-send + (n-2) recv-copy-send + recv = 3n-1 over n-1;
+//   reduce-scatter: send + (n-2) recv-reduce-send + recv-reduce-copy = 3n-1 over n-1;
+//   broadcast, reduce: a middle rank's recv-copy-send or recv-reduce-send, 3 per byte (the
+//   root's copy-send is 3 too; the last rank's receive 2).
+double ring_memory_ops(CollOp op, int n) {
+  const double k = std::max(2, n);
+  switch (op) {
+    case CollOp::kAllReduce:
+      return (6 * k - 4) / (2 * (k - 1));
+    case CollOp::kAllGather:
+    case CollOp::kReduceScatter:
+      return (3 * k - 1) / (k - 1);
+    default:
+      return 3.0;
+  }
+}
+
+// One transfer of the plan: bytes on the wire over a path (links [first, first + count) of the
+// plan's flat link list), capped, started after a delay.
 struct PlannedFlow {
-  std::vector<sim::LinkId> path;
+  std::uint32_t first = 0, count = 0;
   double wire_bytes = 0;
   double cap = sim::FlowNetwork::kNoRateLimit;  // wire B/s
   double delay_s = 0;                           // after the collective's latency
@@ -150,30 +180,45 @@ struct Planner {
   const CollectiveResult& choice;
   std::vector<int> ranks;
   std::vector<PlannedFlow> flows;
-  double wire = 1.0;    // wire bytes per data byte
+  std::vector<sim::LinkId> links{};    // every flow's path, one after another
+  std::vector<sim::LinkId> scratch{};  // the path being built (reused: no allocation per flow)
+  double wire = 1.0;                   // wire bytes per data byte
   double cap_data = 0;  // the protocol's data-rate cap for the whole collective, B/s (inf: none)
   double step_s = 0;    // one pipeline step of one chunk at the line rate, plus its latency
+  double sm_cap = 0;    // a ring's SM-side bound, B/s of data (0: none)
+  double sm_ops = 0;    // its loads + stores per byte sent
 
   int n() const { return static_cast<int>(ranks.size()); }
   int gpu(int rank) const { return ranks[static_cast<std::size_t>(rank)]; }
 
-  void add(std::vector<sim::LinkId> path, double data_bytes, double cap_share, double delay) {
+  void add(const std::vector<sim::LinkId>& path, double data_bytes, double cap_share,
+           double delay) {
     if (path.empty() || data_bytes <= 0) return;
     PlannedFlow f;
-    f.path = std::move(path);
+    f.first = static_cast<std::uint32_t>(links.size());
+    f.count = static_cast<std::uint32_t>(path.size());
+    links.insert(links.end(), path.begin(), path.end());
     f.wire_bytes = data_bytes * wire;
     f.cap = std::isfinite(cap_data) ? cap_data * cap_share * wire : sim::FlowNetwork::kNoRateLimit;
     f.delay_s = delay;
     flows.push_back(std::move(f));
   }
   // Links of a chain of ranks a -> b -> c ... (one hop per consecutive pair) on `rail`.
-  std::vector<sim::LinkId> chain(const std::vector<int>& order, int rail, bool closed) const {
-    std::vector<sim::LinkId> p;
+  // (Built in `scratch`: valid until the next chain() or hop().)
+  const std::vector<sim::LinkId>& chain(const std::vector<int>& order, int rail, bool closed) {
+    std::vector<sim::LinkId>& p = scratch;
+    p.clear();
     for (std::size_t i = 0; i + 1 < order.size(); ++i)
       fabric.append_path(p, gpu(order[i]), gpu(order[i + 1]), rail);
     if (closed && order.size() > 1)
       fabric.append_path(p, gpu(order.back()), gpu(order.front()), rail);
     return p;
+  }
+  // One GPU's path to another (fabric.path), built in `scratch`.
+  const std::vector<sim::LinkId>& hop(int src_gpu, int dst_gpu, int rail = -1) {
+    scratch.clear();
+    fabric.append_path(scratch, src_gpu, dst_gpu, rail);
+    return scratch;
   }
   // Nodes taking part, and the ranks of each, in rank order.
   std::vector<std::vector<int>> by_node() const {
@@ -204,7 +249,7 @@ struct Planner {
   // Past one node, channels are bundled by NIC rail: one bundle per rail of the node's taking
   // part GPUs' own NICs (NCCL's search puts a channel on a GPU's nearest NIC; a group of one GPU
   // per node reaches the network through that GPU's NIC alone), at most one per channel.
-  std::vector<int> rails_used;
+  std::vector<int> rails_used{};
   int bundles(std::size_t nodes) const {
     return nodes > 1 ? std::max(1, std::min(static_cast<int>(rails_used.size()), choice.channels))
                      : 1;
@@ -246,48 +291,60 @@ struct Planner {
     const int b_count = bundles(nodes.size());
     const double data = req.bytes / (2.0 * b_count);  // two trees, each half the data
     const double share = 1.0 / (2.0 * b_count);
-    for (int b = 0; b < b_count; ++b)
+    // Heights (up) and depths (down) of each node in each tree (the same for every bundle).
+    std::array<std::vector<int>, 2> height, depth;
+    std::array<int, 2> root_height{};
+    if (m > 1)
       for (int t = 0; t < 2; ++t) {
-        if (m == 1) {
-          std::vector<int> order;  // root first; tree 1 runs the chain the other way
-          for (int r = 0; r < n(); ++r) order.push_back(t == 0 ? r : n() - 1 - r);
-          std::vector<int> up(order.rbegin(), order.rend());
-          const double hops = n() - 1;
-          add(chain(up, b, false), data, share, (hops - 1) * step_s);
-          add(chain(order, b, false), data, share, (2 * hops - 1) * step_s);
-          continue;
-        }
-        // Heights (up) and depths (down) of each node in tree t.
-        std::vector<int> height(static_cast<std::size_t>(m), 0),
-            depth(static_cast<std::size_t>(m), 0);
+        height[t].assign(static_cast<std::size_t>(m), 0);
+        depth[t].assign(static_cast<std::size_t>(m), 0);
         for (int k = m - 1; k >= 0; --k) {
           const int p = parent(k, t, m);
-          if (p >= 0) height[p] = std::max(height[p], height[k] + 1);
+          if (p >= 0) height[t][p] = std::max(height[t][p], height[t][k] + 1);
         }
         for (int k = 0; k < m; ++k) {
           int d = 0;
           for (int p = parent(k, t, m); p >= 0; p = parent(p, t, m)) ++d;
-          depth[k] = d;
+          depth[t][k] = d;
         }
-        const int root_height = *std::max_element(height.begin(), height.end());
-        const int ppn = static_cast<int>(nodes[0].size());
-        const double down0 = (ppn - 1 + root_height) * step_s;
+        root_height[t] = *std::max_element(height[t].begin(), height[t].end());
+      }
+    std::vector<std::vector<int>> order(static_cast<std::size_t>(m)), up(order.size());
+    for (int b = 0; b < b_count; ++b) {
+      // Each node's chain for this bundle's rail, led by the rail's GPU, and its reverse.
+      if (m > 1)
         for (int k = 0; k < m; ++k) {
-          const auto order = local_order(nodes[k], rail(b));
-          std::vector<int> up(order.rbegin(), order.rend());
-          if (order.size() > 1) {
+          order[k] = local_order(nodes[k], rail(b));
+          up[k].assign(order[k].rbegin(), order[k].rend());
+        }
+      for (int t = 0; t < 2; ++t) {
+        if (m == 1) {
+          std::vector<int> o;  // root first; tree 1 runs the chain the other way
+          for (int r = 0; r < n(); ++r) o.push_back(t == 0 ? r : n() - 1 - r);
+          std::vector<int> u(o.rbegin(), o.rend());
+          const double hops = n() - 1;
+          add(chain(u, b, false), data, share, (hops - 1) * step_s);
+          add(chain(o, b, false), data, share, (2 * hops - 1) * step_s);
+          continue;
+        }
+        const int ppn = static_cast<int>(nodes[0].size());
+        const double down0 = (ppn - 1 + root_height[t]) * step_s;
+        for (int k = 0; k < m; ++k) {
+          if (order[k].size() > 1) {
             // Both trees reduce up the same chain at the same time: one flow for the two.
-            if (t == 0) add(chain(up, rail(b), false), 2 * data, 2 * share, (ppn - 2) * step_s);
-            add(chain(order, rail(b), false), data, share, down0 + (depth[k] + ppn - 2) * step_s);
+            if (t == 0) add(chain(up[k], rail(b), false), 2 * data, 2 * share, (ppn - 2) * step_s);
+            add(chain(order[k], rail(b), false), data, share,
+                down0 + (depth[t][k] + ppn - 2) * step_s);
           }
           const int p = parent(k, t, m);
           if (p < 0) continue;
-          const int me = gpu(order.front());
-          const int boss = gpu(local_order(nodes[p], rail(b)).front());
-          add(fabric.path(me, boss, rail(b)), data, share, (ppn - 1 + height[k]) * step_s);
-          add(fabric.path(boss, me, rail(b)), data, share, down0 + (depth[k] - 1) * step_s);
+          const int me = gpu(order[k].front());
+          const int boss = gpu(order[p].front());
+          add(hop(me, boss, rail(b)), data, share, (ppn - 1 + height[t][k]) * step_s);
+          add(hop(boss, me, rail(b)), data, share, down0 + (depth[t][k] - 1) * step_s);
         }
       }
+    }
   }
 
   // NVLS: per GPU, S(n+1)/n up to the switch and down for an all-reduce (the reduced shards it
@@ -323,21 +380,20 @@ struct Planner {
           const int p = parent(k, t, m);
           if (p < 0) continue;
           const int peer = gpu(nodes[p][static_cast<std::size_t>(r - nodes[k].front())]);
-          add(fabric.path(g, peer, rail), shard / 2, 0.5 / n(), step_s);
-          add(fabric.path(peer, g, rail), shard / 2, 0.5 / n(), 2 * step_s);
+          add(hop(g, peer, rail), shard / 2, 0.5 / n(), step_s);
+          add(hop(peer, g, rail), shard / 2, 0.5 / n(), 2 * step_s);
         }
       }
   }
 
   void p2p() {
     if (req.op == CollOp::kSendRecv) {
-      for (int r = 0; r < n(); ++r)
-        add(fabric.path(gpu(r), gpu((r + 1) % n())), req.bytes, 1.0, 0.0);
+      for (int r = 0; r < n(); ++r) add(hop(gpu(r), gpu((r + 1) % n())), req.bytes, 1.0, 0.0);
       return;
     }
     const double each = req.bytes / n();  // all-to-all: every rank sends S/n to every other
     for (int a = 0; a < n(); ++a)
-      for (int d = 1; d < n(); ++d) add(fabric.path(gpu(a), gpu((a + d) % n())), each, 1.0, 0.0);
+      for (int d = 1; d < n(); ++d) add(hop(gpu(a), gpu((a + d) % n())), each, 1.0, 0.0);
   }
 
   void plan() {
@@ -362,6 +418,17 @@ struct Planner {
       if (c.algo == choice.algo && c.proto == choice.proto) cell = &c;
     if (cell && choice.proto != NcclProto::kSimple) cap_data = cell->busbw_gbps * 1e9;
     const double s = req.bytes, nn = n();
+    // A ring channel's block loads and stores every byte its primitives touch; with a
+    // measured per-block rate that bounds the ring (inside a node it replaces NCCL's single
+    // LL/LL128 cap, which is NCCL's model of the same SM side; across nodes the lower holds).
+    if (choice.algo == NcclAlgo::kRing) {
+      const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
+      if (rate > 0) {
+        sm_ops = ring_memory_ops(req.op, n());
+        sm_cap = choice.sm_blocks * rate / sm_ops;
+        cap_data = tuner.nodes() == 1 ? sm_cap : std::min(cap_data, sm_cap);
+      }
+    }
     switch (choice.algo) {
       case NcclAlgo::kRing: {
         double per_edge = s;
@@ -397,12 +464,37 @@ struct Planner {
 
 struct Running {
   CollectiveResult result;
+  sim::Simulator* sim = nullptr;
+  sim::FlowNetwork* net = nullptr;
   sim::Time start;
   std::size_t pending = 0;
   double latency_s = 0;
-  std::vector<sim::LinkId> links;
+  std::vector<sim::LinkId> links;  // the links it crosses, for its bottleneck
   std::vector<double> bytes_before;
+  std::vector<sim::LinkId> paths;  // the plan's flat path list
+  std::vector<PlannedFlow> flows;
+  // Flows by start time: the flows of group g are order[group_first[g] .. group_first[g+1]).
+  std::vector<std::uint32_t> order, group_first;
   std::function<void(const CollectiveResult&)> done;
+
+  void finish() {
+    CollectiveResult& r = result;
+    r.time_s = (sim->now() - start).seconds();
+    r.algbw = r.time_s > 0 ? r.bytes / r.time_s : 0;
+    r.busbw = r.algbw * busbw_factor(r.op, std::max(1, r.gpus));
+    const double transfer = std::max(1e-15, r.time_s - latency_s);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const double moved = net->link_stats(links[i]).bytes - bytes_before[i];
+      const double cap = net->link_capacity(links[i]);
+      const double u = cap > 0 ? moved / (cap * transfer) : 0;
+      if (moved > 0 && u > r.bottleneck_utilisation) {
+        r.bottleneck_utilisation = u;
+        r.bottleneck = net->link_name(links[i]);
+        r.bottleneck_capacity = cap;
+      }
+    }
+    if (done) done(r);
+  }
 };
 
 }  // namespace
@@ -412,6 +504,8 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
                       std::function<void(const CollectiveResult&)> done) {
   auto run = std::make_shared<Running>();
   run->result = choose_collective(tuner, req);
+  run->sim = &sim;
+  run->net = &net;
   run->start = sim.now();
   run->done = std::move(done);
   Planner plan{fabric, tuner, req, run->result, req.ranks, {}};
@@ -419,12 +513,24 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
     for (int g = 0; g < req.gpus; ++g) plan.ranks.push_back(g);
   plan.plan();
   run->result.flows = static_cast<long long>(plan.flows.size());
+  auto path_of = [&plan](const PlannedFlow& f) {
+    return std::span<const sim::LinkId>(plan.links.data() + f.first, f.count);
+  };
+  run->result.sm_bound = plan.sm_cap;
+  run->result.sm_loads_stores_per_byte = plan.sm_ops;
+  // The SM side binds where the cap it sets on a flow is below that flow's slowest link.
+  if (plan.sm_cap > 0)
+    for (const PlannedFlow& f : plan.flows) {
+      double slowest = std::numeric_limits<double>::infinity();
+      for (sim::LinkId id : path_of(f)) slowest = std::min(slowest, net.link_capacity(id));
+      if (f.cap < slowest * (1 - 1e-9)) run->result.sm_bound_binds = true;
+    }
   // The collective's latency is NCCL's model for its algorithm and protocol, the links' own
   // hop latencies included: flows start once it has passed, less their paths' latency.
   double path_latency = 0;
   for (const PlannedFlow& f : plan.flows) {
     double l = 0;
-    for (sim::LinkId id : f.path) l += net.link_latency(id).seconds();
+    for (sim::LinkId id : path_of(f)) l += net.link_latency(id).seconds();
     path_latency = std::max(path_latency, l);
   }
   const double lead = std::max(0.0, run->result.latency_s - path_latency) + req.host_issue_s;
@@ -432,43 +538,49 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   run->latency_s = run->result.latency_s;
   // The links this collective crosses, for its bottleneck.
   std::vector<char> seen(net.link_count(), 0);
-  for (const PlannedFlow& f : plan.flows)
-    for (sim::LinkId id : f.path)
-      if (!seen[id.index]) seen[id.index] = 1, run->links.push_back(id);
+  for (sim::LinkId id : plan.links)
+    if (!seen[id.index]) seen[id.index] = 1, run->links.push_back(id);
   std::sort(run->links.begin(), run->links.end());
+  run->bytes_before.reserve(run->links.size());
   for (sim::LinkId id : run->links) run->bytes_before.push_back(net.link_stats(id).bytes);
-  auto finish = [run, &sim, &net]() {
-    CollectiveResult& r = run->result;
-    r.time_s = (sim.now() - run->start).seconds();
-    r.algbw = r.time_s > 0 ? r.bytes / r.time_s : 0;
-    r.busbw = r.algbw * busbw_factor(r.op, std::max(1, r.gpus));
-    const double transfer = std::max(1e-15, r.time_s - run->latency_s);
-    for (std::size_t i = 0; i < run->links.size(); ++i) {
-      const double moved = net.link_stats(run->links[i]).bytes - run->bytes_before[i];
-      const double cap = net.link_capacity(run->links[i]);
-      const double u = cap > 0 ? moved / (cap * transfer) : 0;
-      if (moved > 0 && u > r.bottleneck_utilisation) {
-        r.bottleneck_utilisation = u;
-        r.bottleneck = net.link_name(run->links[i]);
-        r.bottleneck_capacity = cap;
-      }
-    }
-    if (run->done) run->done(r);
-  };
   if (plan.flows.empty()) {
-    sim.schedule_after(sim::Time::from_seconds(run->result.latency_s), finish);
+    sim.schedule_after(sim::Time::from_seconds(run->result.latency_s), [run] { run->finish(); });
     return;
   }
   run->pending = plan.flows.size();
-  for (PlannedFlow& f : plan.flows) {
-    const sim::Time at = sim::Time::from_seconds(lead + f.delay_s);
-    sim.schedule_after(at, [run, &net, f = std::move(f), finish]() mutable {
-      net.start_flow(
-          std::span<const sim::LinkId>(f.path), f.wire_bytes,
-          [run, finish]() {
-            if (--run->pending == 0) finish();
-          },
-          f.cap);
+  // One event per distinct start time, starting its flows in plan order: the engine runs
+  // same-time events in the order they were scheduled, so the flows start in the same order as
+  // with one event each (and results are the same bit for bit), with far fewer events and no
+  // allocation per flow (each closure fits the engine's inline callback).
+  std::vector<std::pair<std::int64_t, std::uint32_t>> at;
+  at.reserve(plan.flows.size());
+  for (std::size_t i = 0; i < plan.flows.size(); ++i)
+    at.emplace_back(sim::Time::from_seconds(lead + plan.flows[i].delay_s).ps,
+                    static_cast<std::uint32_t>(i));
+  std::stable_sort(at.begin(), at.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  run->order.reserve(at.size());
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    if (i == 0 || at[i].first != at[i - 1].first)
+      run->group_first.push_back(static_cast<std::uint32_t>(i));
+    run->order.push_back(at[i].second);
+  }
+  run->group_first.push_back(static_cast<std::uint32_t>(at.size()));
+  run->paths = std::move(plan.links);
+  run->flows = std::move(plan.flows);
+  for (std::size_t g = 0; g + 1 < run->group_first.size(); ++g) {
+    const sim::Time when{at[run->group_first[g]].first};
+    sim.schedule_after(when, [run, g]() {
+      Running& r = *run;
+      for (std::uint32_t i = r.group_first[g]; i < r.group_first[g + 1]; ++i) {
+        const PlannedFlow& f = r.flows[r.order[i]];
+        r.net->start_flow(
+            std::span<const sim::LinkId>(r.paths.data() + f.first, f.count), f.wire_bytes,
+            [run]() {
+              if (--run->pending == 0) run->finish();
+            },
+            f.cap);
+      }
     });
   }
 }

@@ -7,9 +7,13 @@
 // send/recv as point-to-point transfers. Algorithm and protocol are chosen by NCCL's tuning model
 // (models/nccl_tuner.hpp) or forced. Channels are bundled per NIC rail (inside a node every
 // channel crosses the same ports, so one bundle is exact there). Each protocol puts its wire
-// format on the links (LL: 16 B lines of 8 B data, x2; LL128: 120 of 128 B, x16/15; Simple x1)
-// and is capped at NCCL's per-channel throughput for it (the SM side of a channel: LL and LL128;
-// Simple is bounded by the links).
+// format on the links (LL: 16 B lines of 8 B data, x2; LL128: 120 of 128 B, x16/15; Simple x1).
+// The SM side of a ring: each channel is one CUDA block that loads and stores every byte its
+// primitives touch, so a ring moves at most blocks x rate / (loads + stores per byte sent: NCCL's
+// ring loop, (3n-2)/(n-1) all-reduce, (3n-1)/(n-1) all-gather and reduce-scatter, 3 broadcast
+// and reduce), the per-block rate of each protocol fitted on ring all-reduce (configs/nccl;
+// Hopper); inside a node it replaces NCCL's LL/LL128 cap, across nodes the lower holds. Other
+// algorithms keep NCCL's LL/LL128 caps; Simple outside rings is bounded by the links.
 // Pipelining: a ring streams data through every rank in 2(n-1) (all-reduce) steps; its fluid
 // limit is one flow whose path is the whole ring, so the ring runs at the max-min share of its
 // slowest link, as the step-synchronous ring does (step time = the slowest edge's), and it
@@ -19,8 +23,10 @@
 // over its hops, started after (hops - 1) steps. Time = NCCL's latency model for the
 // algorithm and protocol (base + per-step hardware latencies; the links' own latencies are
 // part of it) + the flows' simulated transfer.
-// Ignores: NCCL's trimming of channels for small sizes, PXN, adaptive routing, GPU kernel
-// time of the reduction itself (the SMs are not the bottleneck at these rates).
+// Ignores: NCCL's trimming of channels for small sizes, PXN, adaptive routing, the reduction's
+// arithmetic (its loads and stores are in the SM side), the SM side of tree, NVLS and
+// point-to-point kernels (no measured rate), point-to-point's channel count by size, and the
+// mid-size ramp of Simple/LL128 rings measured on two H200s (docs/collectives.md).
 // Validated: against NCCL on two H200s (validate/data/h200x2) and the published 8-GPU figures
 // (tests/systems/test_collective_validation.cpp; docs/collectives.md).
 #pragma once
@@ -71,6 +77,11 @@ struct CollectiveResult {
   int channels = 0;
   int sm_blocks = 0;  ///< CUDA blocks (one SM each) the collective's kernel occupies per GPU
   long long flows = 0;
+  /// A ring's SM-side bound: B/s of data per edge its channels' blocks can load and store
+  /// (blocks x rate / loads + stores per byte sent); 0 where Ridge has none.
+  double sm_bound = 0;
+  double sm_loads_stores_per_byte = 0;  ///< of that bound
+  bool sm_bound_binds = false;        ///< below the ring's slowest link: the SMs, not a link, limit
   std::string bottleneck;             ///< the busiest link while it ran
   double bottleneck_utilisation = 0;  ///< its bytes / (capacity x transfer time)
   double bottleneck_capacity = 0;     ///< B/s

@@ -1,8 +1,14 @@
 // Collectives on a system's links: closed-form cases, properties, and contention.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
+#include "hw/config.hpp"
+#include "hw/gpu_loader.hpp"
 #include "hw/nccl_tuning.hpp"
 #include "hw/system_loader.hpp"
 #include "models/collective.hpp"
@@ -36,35 +42,71 @@ models::CollectiveResult run(const hw::SystemSpec& s, CollOp op, double bytes, i
 }  // namespace
 
 TEST_CASE("ring all-reduce: 2(n-1)/n * S/B + NCCL's ring latency", "[analytic]") {
-  // One node of H200s, ring, Simple: every GPU's NVLink port carries 2(n-1)/n * S at its payload
-  // rate B = 450 GB/s x 0.82 = 369 GB/s (no other traffic, no protocol cap for Simple). NCCL's
-  // latency for ring Simple all-reduce in one node: baseLat 8.4 us + 2(n-1) steps x hwLat 3.4 us.
+  // One node of H200s, ring, Simple: every GPU's NVLink port carries 2(n-1)/n * S at the lower
+  // of its payload rate B = 450 GB/s x 0.82 = 369 GB/s and the ring's SM-side bound: 24 blocks
+  // (2 x 12 channels) x 58.75 GB/s of loads + stores each (configs/nccl) over (3n-2)/(n-1)
+  // loads + stores per byte sent (NCCL's ring all-reduce loop: send 2 + (n-2) x 3 + 4 +
+  // (n-2) x 3 + receive 2 = 6n-4 per 2(n-1) chunks sent). n = 2: 4 -> 352.5 GB/s (binds);
+  // n = 4: 10/3 -> 423 GB/s; n = 8: 22/7 -> 448.6 GB/s (the link binds). NCCL's latency for
+  // ring Simple all-reduce in one node: baseLat 8.4 us + 2(n-1) steps x hwLat 3.4 us.
   const double s = 1073741824.0, b = 450e9 * 0.82;
   for (int n : {2, 4, 8}) {
     INFO(n);
     const auto r =
         run(h200(), CollOp::kAllReduce, s, n, hw::NcclAlgo::kRing, hw::NcclProto::kSimple);
     const double lat = (8.4 + 2 * (n - 1) * 3.4) * 1e-6;
-    const double expect = lat + 2.0 * (n - 1) / n * s / b;
+    const double rate = std::min(b, 24 * 58.75e9 * (n - 1) / (3.0 * n - 2));
+    const double expect = lat + 2.0 * (n - 1) / n * s / rate;
     CHECK(r.time_s == Approx(expect).epsilon(1e-6));
-    // busbw = algbw x 2(n-1)/n = S/t x 2(n-1)/n -> B as S grows.
+    // busbw = algbw x 2(n-1)/n = S/t x 2(n-1)/n -> the rate as S grows.
     CHECK(r.busbw == Approx(2.0 * (n - 1) / n * s / expect).epsilon(1e-9));
   }
 }
 
-TEST_CASE("LL puts twice the bytes on the wire; LL128 16/15", "[analytic]") {
-  // Send/recv ignores NCCL_PROTO, so use a ring broadcast (one chain from the root): its data
-  // rate is the port's payload rate over the wire factor unless NCCL's LL cap is lower.
+TEST_CASE("LL128 puts 16/15 of the bytes on the wire; LL is bound by its SM side", "[analytic]") {
+  // Send/recv ignores NCCL_PROTO, so use a ring broadcast (one chain from the root). Its data
+  // rate is the lower of the port's payload rate over the wire factor and the channels' SM side:
+  // 24 blocks x the protocol's loads + stores rate / 3 per byte (a copy-send: source load,
+  // output and peer stores).
   const double s = 1073741824.0, b = 450e9 * 0.82;
   const auto ll128 =
       run(h200(), CollOp::kBroadcast, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kLL128);
-  // LL128 cap on Hopper, one node: min(0.92 x 12 x 30, 12 x 36.7) = 331.2 GB/s of data, below
-  // the link's 369 x 15/16 = 345.9: the cap binds.
-  CHECK(ll128.time_s - ll128.latency_s == Approx(s / 331.2e9).epsilon(1e-6));
+  // LL128: SM side 24 x 55.66 / 3 = 445.3 GB/s, above the link's 369 / 1.0666667 = 345.9: the
+  // link binds, with 16/15 of the bytes on the wire (the configs' wire factor 1.0666667).
+  CHECK(ll128.time_s - ll128.latency_s == Approx(s * 1.0666667 / b).epsilon(1e-6));
   const auto ll = run(h200(), CollOp::kBroadcast, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kLL);
-  // LL: min(llMaxBw 141, 0.5 x 360) = 141 GB/s of data; on the wire 282 < 369: the cap binds.
-  CHECK(ll.time_s - ll.latency_s == Approx(s / 141e9).epsilon(1e-6));
-  (void)b;
+  // LL: SM side 24 x 20.65 / 3 = 165.2 GB/s of data, 330.4 on the wire < 369: the SM side binds.
+  CHECK(ll.time_s - ll.latency_s == Approx(s / (24 * 20.65e9 / 3)).epsilon(1e-6));
+  // Its wire carries twice the data: the busiest port moved 2 S in the transfer time.
+  CHECK(ll.bottleneck_utilisation == Approx(2 * 165.2e9 / b).epsilon(1e-3));
+}
+
+TEST_CASE("a ring channel's SM side: loads + stores per byte by op", "[analytic]") {
+  // Two H200s, ring LL (the SM side binds for every op): the transfer time is the bytes each
+  // rank sends over 24 blocks x 20.65 GB/s / (loads + stores per byte sent): all-reduce S x 4
+  // (send 2 + receive-reduce-copy-send 4 + receive 2, over 2 chunks), all-gather and
+  // reduce-scatter S/2 x 5 (copy-send 3 + receive 2; send 2 + receive-reduce-copy 3),
+  // broadcast S x 3. So all-gather takes 5/8 of all-reduce's time, broadcast 3/4.
+  const double s = 1073741824.0, r = 24 * 20.65e9;
+  auto transfer = [&](CollOp op) {
+    const auto x = run(h200(), op, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kLL);
+    return x.time_s - x.latency_s;
+  };
+  CHECK(transfer(CollOp::kAllReduce) == Approx(s * 4 / r).epsilon(1e-6));
+  CHECK(transfer(CollOp::kAllGather) == Approx(s / 2 * 5 / r).epsilon(1e-6));
+  CHECK(transfer(CollOp::kReduceScatter) == Approx(s / 2 * 5 / r).epsilon(1e-6));
+  CHECK(transfer(CollOp::kBroadcast) == Approx(s * 3 / r).epsilon(1e-6));
+  // Reported: the bound and whether it is below the links. Simple, 2 GPUs: 24 x 58.75 / 4 =
+  // 352.5 GB/s < 369 (binds); 8 GPUs: 24 x 58.75 x 7/22 = 448.6 GB/s > 369 (does not).
+  const auto two =
+      run(h200(), CollOp::kAllReduce, s, 2, hw::NcclAlgo::kRing, hw::NcclProto::kSimple);
+  CHECK(two.sm_bound == Approx(352.5e9).epsilon(1e-9));
+  CHECK(two.sm_loads_stores_per_byte == Approx(4.0));
+  CHECK(two.sm_bound_binds);
+  const auto eight =
+      run(h200(), CollOp::kAllReduce, s, 8, hw::NcclAlgo::kRing, hw::NcclProto::kSimple);
+  CHECK(eight.sm_bound == Approx(24 * 58.75e9 * 7 / 22).epsilon(1e-9));
+  CHECK_FALSE(eight.sm_bound_binds);
 }
 
 TEST_CASE("NVLS all-reduce: S(n+1)/n per port direction at NCCL's NVLS efficiency", "[analytic]") {
@@ -224,4 +266,34 @@ TEST_CASE("a group of one GPU per node goes through that GPU's own NIC", "[analy
   const auto r = models::simulate_collective(big, nccl(), q);
   CHECK(r.time_s - r.latency_s == Approx(2.0 * 7 / 8 * q.bytes / 49.5e9).epsilon(1e-6));
   CHECK(r.bottleneck.find("nic0") != std::string::npos);
+}
+
+TEST_CASE("NCCL constants: a bad SM-side rate list is a file:line:col error", "[config-errors]") {
+  // The shipped file with its Hopper rates cut to two values and a rate list for an architecture
+  // NCCL's classes do not have: both reported at once, each with its place in the file.
+  std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string good = "    hopper: [20.65, 55.66, 58.75]\n";
+  const auto at = text.find(good);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, good.size(), "    hopper: [20.65, 55.66]\n    volta: [1, 2, 3]\n");
+  const std::string path = "test_collective_bad_nccl.yaml";
+  std::ofstream(path) << text;
+  std::vector<std::string> errors;
+  try {
+    hw::load_nccl_tuning(path);
+  } catch (const hw::ConfigException& e) {
+    for (const auto& err : e.errors()) errors.push_back(err.str());
+  }
+  std::remove(path.c_str());
+  REQUIRE(errors.size() == 2);
+  // The line of each: the file's own count of lines up to the replaced one.
+  const std::string line =
+      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
+  CHECK(errors[0].find(path + ":" + line + ":") != std::string::npos);
+  CHECK(errors[0].find("channel_memory_gbps.hopper") != std::string::npos);
+  CHECK(errors[0].find("expected 3 values, got 2") != std::string::npos);
+  CHECK(errors[1].find("volta") != std::string::npos);
 }

@@ -135,9 +135,10 @@ TEST_CASE("h200x2: NCCL's own choice of algorithm matches at 1 MiB and above", "
 }
 
 TEST_CASE("h200x2: regression guard on the 8 GiB rows (not the target)", "[validation]") {
-  // Guard, not a target: the median |error| over the 33 series at 8 GiB stays within 10%, every
-  // one within 35% (all-gather and reduce-scatter run 16-23% slower than modelled, as in NCCL's
-  // own estimate, and LL's SM-side cap is NCCL's single figure for every op).
+  // Guard, not a target: the median |error| over the 33 series at 8 GiB stays within 3% (1.3%
+  // since the SM-side bound of ring channels; 8.2% before), every one within 35% (tree LL runs
+  // 32% faster than NCCL's LL tree cap that Ridge keeps, having no measured SM-side rate for the
+  // tree kernels).
   std::vector<double> errs;
   for (const Row& r : h200x2_rows())
     if (r.bytes == 8589934592.0) {
@@ -146,14 +147,35 @@ TEST_CASE("h200x2: regression guard on the 8 GiB rows (not the target)", "[valid
       errs.push_back(r.err());
     }
   CHECK(errs.size() == 33);
-  CHECK(median_abs(errs) <= 0.10);
+  CHECK(median_abs(errs) <= 0.03);
+}
+
+TEST_CASE("h200x2: the ring SM-side bound predicts the ops it was not fitted on", "[validation]") {
+  // The per-block loads + stores rate of each protocol was fitted on ring all-reduce alone
+  // (configs/nccl/2.28.9.yaml). Predictions: ring all-gather, reduce-scatter and broadcast of
+  // every protocol at 2 and 8 GiB (bandwidth-bound sizes), within 10% (the issue's budget;
+  // same-configuration repeats in these records differ by up to 5%: all-gather default vs
+  // forced Ring/Simple at 8 GiB, 13.90 vs 14.66 ms). Before this bound they were 15-30% off.
+  int n = 0;
+  for (const Row& r : h200x2_rows()) {
+    const bool ring = r.series.find("/Ring/") != std::string::npos;
+    const bool op = r.series.rfind("allgather", 0) == 0 ||
+                    r.series.rfind("reducescatter", 0) == 0 || r.series.rfind("broadcast", 0) == 0;
+    if (ring && op && r.bytes >= 2147483648.0) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.10);
+      ++n;
+    }
+  }
+  CHECK(n == 18);  // 3 ops x 3 protocols x 2 sizes
 }
 
 TEST_CASE("h200x2: busbw within 10% at every size of 1 MiB and more (target, not met)",
           "[validation][!shouldfail]") {
-  // The issue's target. Not met: from 1 to 512 MiB NCCL on this machine runs 10-40% slower than
-  // both Ridge and NCCL's own model (nccl_estimate_us in the records), a size-dependent ramp
-  // neither models; docs/collectives.md has the table.
+  // The issue's target. Not met: from 2 to 512 MiB NCCL on this machine runs up to 10-20%
+  // slower than Ridge for Simple and LL128 rings and point-to-point (and than NCCL's own model,
+  // nccl_estimate_us in the records), a size-dependent ramp Ridge does not model; small sizes
+  // (2-8 MiB) are up to 40% over; docs/collectives.md has the table.
   for (const Row& r : h200x2_rows())
     if (r.bytes >= 1048576) {
       INFO(r.series << " " << r.bytes << " " << r.err());
