@@ -86,9 +86,11 @@ std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec&
         "  SM side: {} blocks x {} of loads + stores, {:.2f} per byte sent: {} per ring edge, {}\n",
         r.sm_blocks, fmt_bw(r.sm_bound * r.sm_loads_stores_per_byte / r.sm_blocks),
         r.sm_loads_stores_per_byte, fmt_bw(r.sm_bound),
-        r.sm_bound_binds ? "below the links: it limits" : "above the links");
+        r.sm_bound_binds ? "below the links: the bottleneck" : "above the links");
+  // When the channels' SM side binds, the busiest link is not what limits: say so in its label.
   if (!r.bottleneck.empty())
-    out += fmt::format("  bottleneck: {} ({} per direction), {:.0f}% of it used while data moved\n",
+    out += fmt::format("  {}: {} ({} per direction), {:.0f}% of it used while data moved\n",
+                       r.sm_bound > 0 && r.sm_bound_binds ? "busiest link" : "bottleneck",
                        r.bottleneck, fmt_bw(r.bottleneck_capacity), 100 * r.bottleneck_utilisation);
   if (r.nccl_model_us > 0)
     out +=
