@@ -69,6 +69,8 @@ struct OpPlan {
 };
 
 /// The kernels an op launches on `gpu`. Throws std::invalid_argument when no kernel fits.
-OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& params, const OpSpec& op);
+/// `with_detail` false: the plan's `detail` may be left empty (a caller that only times it).
+OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& params, const OpSpec& op,
+               bool with_detail = true);
 
 }  // namespace ridge::models
