@@ -661,6 +661,9 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
   if (!o.sequence_parallel && o.tp > 1 && o.seq % o.tp == 0)
     add("sequence_parallel: true", [](ParallelOptions& c) { c.sequence_parallel = true; });
   if (o.zero == 0 && o.dp > 1) add("zero: 1", [](ParallelOptions& c) { c.zero = 1; });
+  // The deeper ZeRO stages shard gradients (2) and parameters (3) over dp x cp too.
+  if (!o.fsdp && o.zero < 3 && o.dp * o.cp > 1 && o.schedule != PipeSchedule::kInterleaved)
+    add("zero: 3", [](ParallelOptions& c) { c.zero = 3; });
   if (o.micro_batch > 1) add("micro_batch: 1", [](ParallelOptions& c) { c.micro_batch = 1; });
   std::string best;
   double best_mem = 1e300;
