@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -181,6 +182,11 @@ bool persistent_gemms(const hw::GpuSpec& gpu) {
     major = major * 10 + (cc[i] - '0');
   }
   return major >= 9;
+}
+
+std::atomic<bool>& gemm_pruning() {
+  static std::atomic<bool> on{true};
+  return on;
 }
 
 // The occupancy of every tile of a list on one GPU's SM at one k step and input width: computed
@@ -371,7 +377,9 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     const Candidate& cd = cands[c];
     // A floor above the best time (or equal to it, later in order) cannot win, nor can any
     // candidate after it in floor order.
-    if (cd.floor > best_t || (cd.floor == best_t && cd.order > best_order)) break;
+    if (gemm_pruning().load(std::memory_order_relaxed) &&
+        (cd.floor > best_t || (cd.floor == best_t && cd.order > best_order)))
+      break;
     const Tile& t = tiles[cd.tile];
     const int s = cd.split;
     const TileOccupancy& to = occs[cd.tile];
@@ -592,6 +600,10 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
 }
 
 }  // namespace
+
+void set_gemm_search_pruning(bool enabled) {
+  gemm_pruning().store(enabled, std::memory_order_relaxed);
+}
 
 OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op, bool with_detail) {
   // Compared as string_view: lengths first, so the kinds before this op's cost no memcmp.

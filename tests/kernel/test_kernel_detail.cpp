@@ -6,6 +6,7 @@
 
 #include "hw/gpu_loader.hpp"
 #include "models/kernel_model.hpp"
+#include "models/op_library.hpp"
 
 using namespace ridge;
 
@@ -116,4 +117,48 @@ TEST_CASE("the tile search's per-GPU table follows the SM it is asked about", "[
   // And back: the H200's answer unchanged.
   check_same(first, models::predict_kernel(h200, op));
   CHECK(first.detail == models::predict_kernel(h200, op).detail);
+}
+
+TEST_CASE("the pruned GEMM tile search picks what timing every candidate picks", "[property]") {
+  // The search skips candidates whose floor (compute per wave, L2 bytes over the L2 bandwidth)
+  // exceeds the best time so far; a floor that ever rose above its estimate (say after a change
+  // of estimate_kernel) would pick another tile here.
+  MemoOff off;
+  struct PruningOff {
+    PruningOff() { models::set_gemm_search_pruning(false); }
+    ~PruningOff() { models::set_gemm_search_pruning(true); }
+  };
+  int compared = 0;
+  for (const char* gpu_name : {"h200", "a100", "b200"}) {
+    const hw::GpuSpec g = hw::find_gpu(gpu_name);
+    std::vector<models::OpSpec> ops;
+    for (const char* dt : {"bf16", "fp32", "fp8_e4m3"})
+      for (int m : {1, 16, 100, 1024, 4096, 12288})
+        for (int n : {16, 1000, 4096, 12288})
+          for (int k : {64, 1000, 4096, 65536}) {
+            if (std::string(dt) == "fp8_e4m3" && g.name.find("A100") != std::string::npos)
+              continue;  // no fp8 tensor cores
+            ops.push_back(models::OpSpec::parse(
+                "gemm", {"m=" + std::to_string(m), "n=" + std::to_string(n),
+                         "k=" + std::to_string(k), std::string("dtype=") + dt}));
+          }
+    ops.push_back(
+        models::OpSpec::parse("gemm", {"m=4096", "n=4096", "k=4096", "batch=8", "dtype=bf16"}));
+    ops.push_back(models::OpSpec::parse(
+        "conv2d", {"batch=32", "h=56", "w=56", "c_in=64", "c_out=64", "r=3", "s=3"}));
+    for (const auto& op : ops) {
+      INFO(gpu_name << " " << op.str());
+      const auto pruned = models::predict_kernel(g, op);
+      models::KernelPrediction full;
+      {
+        PruningOff all;
+        full = models::predict_kernel(g, op);
+      }
+      check_same(pruned, full);
+      CHECK(pruned.detail == full.detail);
+      ++compared;
+    }
+  }
+  // 96 shapes x 3 dtypes + 2 on the H200 and the B200, x 2 dtypes (no fp8) + 2 on the A100.
+  CHECK(compared == 2 * (96 * 3 + 2) + (96 * 2 + 2));
 }
