@@ -80,6 +80,30 @@ static void BM_PlanEvaluateCold(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanEvaluateCold)->Unit(benchmark::kMillisecond);
 
+// Mixtral 8x7B on 64 H100s (configs/studies/plan-mixtral-8x7b-64xh100.yaml): EP, ZeRO 0-3 and
+// the MoE DP bucket loop, memo warm, every layout fully evaluated.
+static void BM_PlanEvaluateWarmMixtral(benchmark::State& state) {
+  static const auto model = load_model_config("mixtral-8x7b").transformer();
+  static const auto sys = hw::find_system("dgx-h100-cluster-128");
+  static const auto layouts = [] {
+    PlanOptions p;
+    p.system = "dgx-h100-cluster-128";
+    p.gpus = {64};
+    p.global_batch = 256;
+    p.seq = 4096;
+    return enumerate_layouts(model, p, sys, 64);
+  }();
+  PlanEvaluator ev(model, sys, TimingMode::kFast, 0.1);
+  for (const auto& o : layouts) ev.evaluate(o, true);
+  double sum = 0;
+  for (auto _ : state)
+    for (const auto& o : layouts) sum += ev.evaluate(o, true).step_s;
+  benchmark::DoNotOptimize(sum);
+  state.SetItemsProcessed(state.iterations() * static_cast<long long>(layouts.size()));
+  state.counters["layouts"] = static_cast<double>(layouts.size());
+}
+BENCHMARK(BM_PlanEvaluateWarmMixtral)->Unit(benchmark::kMillisecond);
+
 // The enumerator alone.
 static void BM_PlanEnumerate(benchmark::State& state) {
   const Setup& s = setup();

@@ -46,7 +46,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 void register_plan(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "plan",
-      "search parallel layouts (TP x PP x DP x micro-batch x recompute x ZeRO x "
+      "search parallel layouts (TP x CP x PP x DP x EP x micro-batch x recompute x ZeRO/FSDP x "
       "schedule) for a model on a system: top-k, why each ranks there, will it fit");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<std::string>();

@@ -22,7 +22,7 @@ Timing timing_of(const Record& r) {
 }
 
 double predict_s(const hw::GpuSpec& gpu, const Record& r, Mode mode) {
-  return predict_kernel(gpu, *r.spec, mode, timing_of(r)).time_s;
+  return predict_kernel(gpu, *r.spec, mode, timing_of(r), Detail::kSkip).time_s;
 }
 
 // Sensitivity above which a record "pins" a parameter: |d ln t / d ln p| > 0.05, a 10% change of
@@ -407,7 +407,7 @@ Comparison compare(const hw::GpuSpec& gpu, const std::vector<Record>& records, M
     row.file = r.file;
     row.held_out = held;
     row.measured_s = r.median_s;
-    const KernelPrediction p = predict_kernel(gpu, *r.spec, mode, timing_of(r));
+    const KernelPrediction p = predict_kernel(gpu, *r.spec, mode, timing_of(r), Detail::kSkip);
     row.predicted_s = p.time_s;
     row.bound = p.bound;
     row.error = relative_error(row.predicted_s, row.measured_s);

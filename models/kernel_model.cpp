@@ -55,7 +55,7 @@ void mix(uint64_t& h, std::string_view s) {
 }
 
 // Everything of the spec the model reads, so that a changed spec under the same name misses.
-uint64_t memo_key(const hw::GpuSpec& g, const OpSpec& op, Timing timing) {
+uint64_t memo_key(const hw::GpuSpec& g, const OpSpec& op, Timing timing, Detail detail) {
   uint64_t h = 0;
   mix(h, std::string_view(g.name));
   const auto& sm = g.sm;
@@ -74,6 +74,8 @@ uint64_t memo_key(const hw::GpuSpec& g, const OpSpec& op, Timing timing) {
   mix(h, std::string_view(op.kind()));
   mix(h, std::string_view(op.params().dump()));
   mix(h, static_cast<uint64_t>(timing));
+  // A prediction without detail is its own entry: one with detail is never served without it.
+  mix(h, static_cast<uint64_t>(detail));
   return h;
 }
 
@@ -81,16 +83,25 @@ double unit_peak(const hw::GpuSpec& gpu, const OpCost& c) {
   return roofline(gpu, c).peak_flops;
 }
 
+// Every write to `detail` is under `want` (Detail::kBuild); nothing else reads it, so the other
+// fields do not depend on it.
 KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
-                                  Timing timing) {
-  if (is_framework_op(op.kind())) return predict_framework_op(gpu, op, mode, timing);
+                                  Timing timing, Detail detail) {
+  if (is_framework_op(op.kind())) {
+    KernelPrediction p = predict_framework_op(gpu, op, mode, timing);
+    if (detail == Detail::kSkip) p.detail = nullptr;
+    return p;
+  }
+  const bool want = detail == Detail::kBuild;
   const KernelParams kp = kernel_params(gpu);
-  OpPlan plan = plan_op(gpu, kp, op);
+  OpPlan plan = plan_op(gpu, kp, op, want);
   const OpCost cost = op_cost(op);
   KernelPrediction p;
   p.flops = cost.flops;
-  p.detail = std::move(plan.detail);
-  p.detail["mode"] = mode_name(mode);
+  if (want) {
+    p.detail = std::move(plan.detail);
+    p.detail["mode"] = mode_name(mode);
+  }
 
   std::vector<LaunchedWork> work;
   std::string work_bound;
@@ -114,7 +125,7 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
                       (plan.copy_pcie ? gpu.interconnect.pcie_bandwidth : gpu.memory.hbm_bandwidth);
     p.roof = plan.copy_pcie ? "PCIe" : "HBM";
     p.waves = 0;
-    p.detail["transfer_s"] = xfer;
+    if (want) p.detail["transfer_s"] = xfer;
     return p;
   }
   if (plan.kind == OpPlan::Kind::kLaunch) {
@@ -126,7 +137,7 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
     p.grid = 1;
     p.waves = 1;
   } else {
-    nlohmann::json kernels = nlohmann::json::array();
+    nlohmann::json kernels = want ? nlohmann::json::array() : nlohmann::json();
     double longest = -1;
     const IntervalHw ihw = mode == Mode::kFast ? IntervalHw{} : interval_hw(gpu, kp);
     for (const PlannedKernel& pk : plan.kernels) {
@@ -153,39 +164,45 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
       const double blocks = grid * n;
       p.hbm_bytes += blocks * s.hbm_bytes;
       p.l2_bytes += blocks * s.l2_bytes;
-      // Keys appended in sorted order, each at the end of the map without a search (a JSON
-      // initializer list builds a two-element array per entry first).
-      auto& k = kernels.emplace_back(nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
-      k.emplace_hint(k.end(), "block", s.desc.block);
-      k.emplace_hint(k.end(), "blocks_per_sm", s.blocks_per_sm);
-      k.emplace_hint(k.end(), "bound", e.bound);
-      k.emplace_hint(k.end(), "count", pk.count);
-      k.emplace_hint(k.end(), "grid", s.desc.grid);
-      k.emplace_hint(k.end(), "l2_hit_rate", s.l2_hit);
-      k.emplace_hint(k.end(), "name", s.desc.name);
-      k.emplace_hint(k.end(), "power_w", clk.power_w);
-      k.emplace_hint(k.end(), "sm_clock_hz", clk.sm_clock_hz);
-      k.emplace_hint(k.end(), "time_s", t);
-      k.emplace_hint(k.end(), "waves", e.waves);
+      if (want) {
+        // Keys appended in sorted order, each at the end of the map without a search (a JSON
+        // initializer list builds a two-element array per entry first).
+        auto& k =
+            kernels.emplace_back(nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
+        k.emplace_hint(k.end(), "block", s.desc.block);
+        k.emplace_hint(k.end(), "blocks_per_sm", s.blocks_per_sm);
+        k.emplace_hint(k.end(), "bound", e.bound);
+        k.emplace_hint(k.end(), "count", pk.count);
+        k.emplace_hint(k.end(), "grid", s.desc.grid);
+        k.emplace_hint(k.end(), "l2_hit_rate", s.l2_hit);
+        k.emplace_hint(k.end(), "name", s.desc.name);
+        k.emplace_hint(k.end(), "power_w", clk.power_w);
+        k.emplace_hint(k.end(), "sm_clock_hz", clk.sm_clock_hz);
+        k.emplace_hint(k.end(), "time_s", t);
+        k.emplace_hint(k.end(), "waves", e.waves);
+      }
       if (t * n > longest) {
         longest = t * n;
         work_bound = clk.power_bound ? "power" : e.bound;
-        p.detail["sm_clock_hz"] = clk.sm_clock_hz;
-        p.detail["power_w"] = clk.power_w;
         p.kernel_name = s.desc.name;
         p.grid = s.desc.grid;
         p.block = s.desc.block;
         p.waves = e.waves;
         p.occupancy = s.occupancy;
-        p.detail["l2_hit_rate"] = s.l2_hit;
-        p.detail["compute_s"] = e.compute_s;
-        p.detail["memory_s"] = e.memory_s;
-        p.detail["bytes_in_flight_per_block"] = s.inflight_per_block;
-        if (mode == Mode::kDetailed)
-          p.detail["interval"] = interval_block(ihw, s.desc, s.occupancy.warps_per_block).to_json();
+        if (want) {
+          p.detail["sm_clock_hz"] = clk.sm_clock_hz;
+          p.detail["power_w"] = clk.power_w;
+          p.detail["l2_hit_rate"] = s.l2_hit;
+          p.detail["compute_s"] = e.compute_s;
+          p.detail["memory_s"] = e.memory_s;
+          p.detail["bytes_in_flight_per_block"] = s.inflight_per_block;
+          if (mode == Mode::kDetailed)
+            p.detail["interval"] =
+                interval_block(ihw, s.desc, s.occupancy.warps_per_block).to_json();
+        }
       }
     }
-    p.detail["kernels"] = std::move(kernels);
+    if (want) p.detail["kernels"] = std::move(kernels);
   }
 
   const LaunchTiming lt = line_up(kp, work, issue);
@@ -205,8 +222,10 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
   // Launching (start-ups, gaps, host issue) outweighing the work makes the op launch-bound.
   const double overhead = p.time_s - work_sum;
   p.bound = overhead > work_sum ? "launch" : work_bound;
-  p.detail["work_s"] = work_sum;
-  p.detail["launch_overhead_s"] = overhead;
+  if (want) {
+    p.detail["work_s"] = work_sum;
+    p.detail["launch_overhead_s"] = overhead;
+  }
 
   if (p.time_s > 0) {
     p.achieved_flops_per_s = p.flops / p.time_s;
@@ -248,8 +267,8 @@ void clear_kernel_memo() {
   memo().map.clear();
 }
 
-KernelPrediction predict_kernel(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
-                                Timing timing) {
+KernelPrediction predict_kernel(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode, Timing timing,
+                                Detail detail) {
   Memo& m = memo();
   bool use_memo = false;
   uint64_t key = 0;
@@ -258,11 +277,11 @@ KernelPrediction predict_kernel(const hw::GpuSpec& gpu, const OpSpec& op, Mode m
     use_memo = m.enabled;
   }
   if (use_memo) {
-    key = memo_key(gpu, op, timing);
+    key = memo_key(gpu, op, timing, detail);
     std::lock_guard lock(m.mu);
     if (auto it = m.map.find(key); it != m.map.end()) return it->second;
   }
-  KernelPrediction p = predict_uncached(gpu, op, mode, timing);
+  KernelPrediction p = predict_uncached(gpu, op, mode, timing, detail);
   if (use_memo) {
     std::lock_guard lock(m.mu);
     m.map.emplace(key, p);

@@ -26,6 +26,10 @@ namespace ridge::models {
 
 enum class Mode { kFast, kDetailed };
 enum class Timing { kKernel, kPerCall };
+/// Whether a prediction carries its `detail` JSON (tile, per-kernel times, ...). Building it is
+/// about 40% of an uncached fast prediction; the executor and the planner read only the times and
+/// the bound, and ask for kSkip. Every other field is the same either way.
+enum class Detail { kBuild, kSkip };
 
 struct KernelPrediction {
   double time_s = 0;           ///< as asked: kernel duration or per-call wall time
@@ -44,12 +48,12 @@ struct KernelPrediction {
   int waves = 0;
   Occupancy occupancy;      ///< of the op's main kernel (the longest)
   std::string kernel_name;  ///< e.g. "gemm 128x256x64 splitk=1", "elementwise vec16"
-  nlohmann::json detail;    ///< tile, split-K, L2 hit rate, per-kernel times...
+  nlohmann::json detail;    ///< tile, split-K, L2 hit rate, per-kernel times... (null: kSkip)
 };
 
-/// Predicts one op on one GPU.
+/// Predicts one op on one GPU (Detail::kSkip: without `detail`, the rest identical).
 KernelPrediction predict_kernel(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode = Mode::kFast,
-                                Timing timing = Timing::kKernel);
+                                Timing timing = Timing::kKernel, Detail detail = Detail::kBuild);
 
 /// Turns the fast-mode memo on or off (on by default); benchmarks of uncached cost turn it off.
 void set_kernel_memo(bool enabled);

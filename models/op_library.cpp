@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -112,6 +115,16 @@ double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const Ke
   return k_tile;
 }
 
+// A GEMM tile's L2 traffic per block set on `d` (k_tile from gemm_work): its A and B panels' k
+// extent read, its output (or fp32 partials) written. Shared by gemm_desc and the tile search's
+// floor, so the two agree.
+void gemm_traffic(const GemmShape& g, const Tile& t, int splits, double k_tile, KernelDesc& d) {
+  // With a 2-CTA cluster along n, each A tile is fetched from L2 once for the pair (TMA multicast).
+  d.bytes_read = (t.m / static_cast<double>(t.cluster) + t.n) * k_tile * g.in_bytes;
+  d.bytes_written = t.m * t.n * (splits > 1 ? 4.0 : g.out_bytes);
+  d.elem_bytes = static_cast<int>(g.in_bytes);
+}
+
 // One GEMM kernel with a tile and a split-K factor; the fp32 partials of a split go to a workspace.
 // Unnamed: the tile search times candidates without formatting names (gemm_kernel names one).
 KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, const KernelParams& kp,
@@ -125,10 +138,7 @@ KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, cons
   d.block = t.threads;
   d.registers = t.regs;
   d.shared_bytes = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
-  // With a 2-CTA cluster along n, each A tile is fetched from L2 once for the pair (TMA multicast).
-  d.bytes_read = (t.m / static_cast<double>(t.cluster) + t.n) * k_tile * g.in_bytes;
-  d.bytes_written = t.m * t.n * (splits > 1 ? 4.0 : g.out_bytes);
-  d.elem_bytes = static_cast<int>(g.in_bytes);
+  gemm_traffic(g, t, splits, k_tile, d);
   // cuBLAS rasters the tiles in near-square groups, so a wave of B tiles spans about sqrt(B) rows
   // and columns. The tiles of one wave start together and march along k at the same pace, so they
   // share each k-slice of their A and B panels while it is in L2: within a wave only the panels'
@@ -174,7 +184,92 @@ bool persistent_gemms(const hw::GpuSpec& gpu) {
   return major >= 9;
 }
 
-OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape& g) {
+std::atomic<bool>& gemm_pruning() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+
+// The occupancy of every tile of a list on one GPU's SM at one k step and input width: computed
+// once per (SM, list, k step, input width) and kept per thread (a few entries, the most recent
+// first), as the tile search asks for the same table on every call.
+struct TileOccupancy {
+  Occupancy occ;
+  long long slots = 0;  // resident blocks on the whole GPU; 0: the tile does not fit
+  std::string name1;    // gemm_kernel's name for the tile without split-K
+};
+const std::vector<TileOccupancy>& tile_occupancy(const hw::GpuSpec& gpu,
+                                                 const std::vector<Tile>& tiles, int tk,
+                                                 double in_bytes, bool tensor) {
+  // Keyed by every SmSpec field occupancy() and the search read, the list and the k step.
+  uint64_t h = reinterpret_cast<uintptr_t>(&tiles);
+  auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  auto mixd = [&mix](double v) {
+    uint64_t u;
+    std::memcpy(&u, &v, sizeof u);
+    mix(u);
+  };
+  const hw::SmSpec& sm = gpu.sm;
+  for (int v :
+       {sm.count, sm.warp_size, sm.max_warps_per_sm, sm.max_blocks_per_sm, sm.max_threads_per_block,
+        sm.registers_per_sm, sm.max_registers_per_block, sm.max_registers_per_thread,
+        sm.register_allocation_unit, sm.schedulers_per_sm, tk, int(tensor)})
+    mix(static_cast<uint64_t>(static_cast<uint32_t>(v)));
+  for (double v : {sm.shared_memory_per_sm, sm.max_shared_memory_per_block,
+                   sm.reserved_shared_memory_per_block, sm.shared_memory_allocation_unit, in_bytes})
+    mixd(v);
+  for (double v : sm.shared_memory_carveouts) mixd(v);
+  struct Entry {
+    uint64_t key = 0;
+    hw::SmSpec sm;  // compared whole on a hit: a hash collision cannot serve another SM's table
+    int tk = 0;
+    double in_bytes = 0;
+    bool tensor = false;
+    const std::vector<Tile>* tiles = nullptr;
+    std::vector<TileOccupancy> table;
+  };
+  thread_local std::vector<Entry> cache;
+  auto same = [&](const Entry& e) {
+    const hw::SmSpec& a = e.sm;
+    return e.key == h && e.tiles == &tiles && e.tk == tk && e.in_bytes == in_bytes &&
+           e.tensor == tensor && a.count == sm.count && a.warp_size == sm.warp_size &&
+           a.max_warps_per_sm == sm.max_warps_per_sm &&
+           a.max_blocks_per_sm == sm.max_blocks_per_sm &&
+           a.max_threads_per_block == sm.max_threads_per_block &&
+           a.registers_per_sm == sm.registers_per_sm &&
+           a.max_registers_per_block == sm.max_registers_per_block &&
+           a.max_registers_per_thread == sm.max_registers_per_thread &&
+           a.register_allocation_unit == sm.register_allocation_unit &&
+           a.schedulers_per_sm == sm.schedulers_per_sm &&
+           a.shared_memory_per_sm == sm.shared_memory_per_sm &&
+           a.max_shared_memory_per_block == sm.max_shared_memory_per_block &&
+           a.reserved_shared_memory_per_block == sm.reserved_shared_memory_per_block &&
+           a.shared_memory_allocation_unit == sm.shared_memory_allocation_unit &&
+           a.shared_memory_carveouts == sm.shared_memory_carveouts;
+  };
+  for (std::size_t i = 0; i < cache.size(); ++i) {
+    if (!same(cache[i])) continue;
+    if (i > 0) std::swap(cache[i], cache[0]);
+    return cache[0].table;
+  }
+  Entry e;
+  e.key = h, e.sm = sm, e.tk = tk, e.in_bytes = in_bytes, e.tiles = &tiles, e.tensor = tensor;
+  for (const Tile& t : tiles) {
+    const double smem = static_cast<double>(t.stages) * (t.m + t.n) * tk * in_bytes;
+    TileOccupancy to;
+    to.occ = occupancy(sm, {t.threads, t.regs, smem, -1});
+    if (to.occ.error.empty() && to.occ.blocks_per_sm >= 1)
+      to.slots = static_cast<long long>(to.occ.blocks_per_sm) * sm.count;
+    to.name1 = fmt::format("gemm {}x{}x{} splitk=1{}", t.m, t.n, tk, tensor ? "" : " simt");
+    e.table.push_back(std::move(to));
+  }
+  constexpr std::size_t kEntries = 8;
+  if (cache.size() >= kEntries) cache.pop_back();
+  cache.insert(cache.begin(), std::move(e));
+  return cache[0].table;
+}
+
+OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape& g,
+                 bool with_detail = true) {
   // Hopper warp-specialised kernels: 2 consumer warpgroups + 1 producer for 128-row-pair tiles;
   // register counts from CUTLASS 3 sm90 collectives (setmaxnreg 232/40 averaged to <= 168).
   // The large tiles run in 2x1 clusters (cuBLAS's default cluster shape for them on sm90).
@@ -196,22 +291,51 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   const int sms = gpu.sm.count;
 
   // The search times unnamed candidates (no strings, no JSON, no allocation); the winner's kernels
-  // and description are built once after it. Each tile's occupancy is computed once for all of
-  // its splits, and each split's reduction kernel is timed once for all tiles (it depends only on
-  // the split and the output), so every candidate's time is the one a full evaluation gives.
+  // and description are built once after it. Each tile's occupancy comes from a per-thread table
+  // (tile_occupancy), and each split's reduction kernel is timed once for all tiles (it depends
+  // only on the split and the output), so every candidate's time is the one a full evaluation
+  // gives. The candidates are then timed in the order of a floor under their time from their
+  // arithmetic alone (no memory model), and the search stops at the first floor above the best
+  // time so far. The winner is the candidate of the smallest time, ties to the first in (tile,
+  // split) order: the one the plain loop over tiles and splits picks.
   constexpr int kSplits[] = {2, 3, 4, 6, 8, 12, 16};
   double reduce_s[17];
   std::fill(std::begin(reduce_s), std::end(reduce_s), -1.0);
   const double out_elems = g.m * g.n * g.batch;
-  double best_t = std::numeric_limits<double>::infinity();
-  const Tile* best_tile = nullptr;
-  int best_split = 1;
-  long long best_tiles = 0, best_slots = 0;
-  for (const Tile& t : tiles) {
-    const double smem = static_cast<double>(t.stages) * (t.m + t.n) * tk * g.in_bytes;
-    const Occupancy occ = occupancy(gpu.sm, {t.threads, t.regs, smem, -1});
-    if (!occ.error.empty() || occ.blocks_per_sm < 1) continue;
-    const long long slots = static_cast<long long>(occ.blocks_per_sm) * sms;
+  const std::vector<TileOccupancy>& occs = tile_occupancy(gpu, tiles, tk, g.in_bytes, g.tensor);
+  // A floor under a candidate's time (estimate_kernel's): each wave's time max(busy, dispatch) >=
+  // max(compute, mem) and mem = max(cap, port, l2, hbm) + latency >= l2 + the L2 latency, with l2
+  // the wave's blocks' L2 bytes over the L2 bandwidth (a contiguous GEMM's L2 bytes per block are
+  // its read plus written bytes: no sector amplification at stride 1), taken 1e-9 lower so that
+  // rounding cannot lift it over the estimate; plus the per-tile overheads as estimate_kernel
+  // charges them.
+  const double l2_bw = gpu.memory.l2_bandwidth * kp.l2_efficiency;
+  auto gemm_time_floor = [&](long long grid, long long slots, double compute_s, double l2_block) {
+    double t = 0;
+    auto wave = [&](long long blocks, double count) {
+      const int n = static_cast<int>((blocks + sms - 1) / sms);
+      const double compute = n * compute_s;
+      const double l2 = static_cast<double>(blocks) * l2_block / l2_bw * (1 - 1e-9) + kp.l2_latency;
+      t += count * std::max(compute, l2) + (g.persistent ? 0.0 : count * kp.gemm_tile_overhead);
+    };
+    const long long full = grid / slots;
+    if (full > 0) wave(slots, static_cast<double>(full));
+    if (grid - full * slots > 0) wave(grid - full * slots, 1.0);
+    if (g.persistent && grid > 0) t += kp.gemm_tile_overhead;
+    return t;
+  };
+  struct Candidate {
+    double floor;
+    int order;  // position in (tile, split) order
+    int tile, split;
+    long long tiles_mn;
+  };
+  thread_local std::vector<Candidate> cands;  // reused: no allocation per call
+  cands.clear();
+  for (std::size_t ti = 0; ti < tiles.size(); ++ti) {
+    const Tile& t = tiles[ti];
+    const long long slots = occs[ti].slots;
+    if (slots < 1) continue;
     const long long tiles_mn = cdiv(static_cast<long long>(g.m), t.m) *
                                cdiv(static_cast<long long>(g.n), t.n) *
                                static_cast<long long>(g.batch);
@@ -231,38 +355,65 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
         reduce_s[s] = kernel_time(
             gpu, kp, streaming_desc(gpu, out_elems, 4.0 * s, g.out_bytes, s, 0, 4, 1, vec_bytes));
       }
-      // A floor under this candidate's time from its arithmetic alone (no memory model): one that
-      // exceeds the best time so far cannot win (the choice needs a strictly smaller time), so it
-      // is skipped without changing which candidate wins.
       KernelDesc work;
-      gemm_work(g, t, tk, s, kp, work);
-      double t_floor = kernel_time_floor(tiles_mn * s, slots, sms, block_compute_s(gpu, kp, work),
-                                         kp.gemm_tile_overhead, g.persistent);
+      const double k_tile = gemm_work(g, t, tk, s, kp, work);
+      gemm_traffic(g, t, s, k_tile, work);
+      double t_floor = gemm_time_floor(tiles_mn * s, slots, block_compute_s(gpu, kp, work),
+                                       work.bytes_read + work.bytes_written);
       if (s > 1) t_floor += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
-      if (t_floor > best_t) continue;
-      // gemm_desc's shared memory is `smem`, so `occ` is this candidate's occupancy.
-      const KernelDesc d = gemm_desc(g, t, tk, s, kp, slots, gpu.memory.l2_size);
-      double time = estimate_kernel(kernel_setup(gpu, kp, d, occ)).time_s;
-      if (s > 1) time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
-      if (time < best_t) {
-        best_t = time;
-        best_tile = &t;
-        best_split = s;
-        best_tiles = tiles_mn * s;
-        best_slots = slots;
-      }
+      cands.push_back({t_floor, static_cast<int>(cands.size()), static_cast<int>(ti), s, tiles_mn});
+    }
+  }
+  const int n_cands = static_cast<int>(cands.size());
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    return a.floor != b.floor ? a.floor < b.floor : a.order < b.order;
+  });
+  double best_t = std::numeric_limits<double>::infinity();
+  int best_order = n_cands;
+  const Tile* best_tile = nullptr;
+  int best_split = 1;
+  long long best_tiles = 0, best_slots = 0;
+  for (int c = 0; c < n_cands; ++c) {
+    const Candidate& cd = cands[c];
+    // A floor above the best time (or equal to it, later in order) cannot win, nor can any
+    // candidate after it in floor order.
+    if (gemm_pruning().load(std::memory_order_relaxed) &&
+        (cd.floor > best_t || (cd.floor == best_t && cd.order > best_order)))
+      break;
+    const Tile& t = tiles[cd.tile];
+    const int s = cd.split;
+    const TileOccupancy& to = occs[cd.tile];
+    // gemm_desc's shared memory is the table's, so `to.occ` is this candidate's occupancy.
+    const KernelDesc d = gemm_desc(g, t, tk, s, kp, to.slots, gpu.memory.l2_size);
+    double time = estimate_kernel(kernel_setup(gpu, kp, d, to.occ)).time_s;
+    if (s > 1) time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+    if (time < best_t || (time == best_t && cd.order < best_order)) {
+      best_t = time;
+      best_order = cd.order;
+      best_tile = &t;
+      best_split = s;
+      best_tiles = cd.tiles_mn * s;
+      best_slots = to.slots;
     }
   }
   if (!best_tile) throw std::invalid_argument("gemm: no tile fits this GPU's SM");
   OpPlan best;
   best.kernels.reserve(best_split > 1 ? 2 : 1);
-  best.kernels.push_back(
-      {gemm_kernel(g, *best_tile, tk, best_split, kp, best_slots, gpu.memory.l2_size), 1});
+  if (best_split == 1) {
+    // gemm_kernel's kernel, its name from the tile table.
+    best.kernels.push_back(
+        {gemm_desc(g, *best_tile, tk, 1, kp, best_slots, gpu.memory.l2_size), 1});
+    best.kernels.back().desc.name = occs[best_tile - tiles.data()].name1;
+  } else {
+    best.kernels.push_back(
+        {gemm_kernel(g, *best_tile, tk, best_split, kp, best_slots, gpu.memory.l2_size), 1});
+  }
   if (best_split > 1) {
     best.kernels.push_back({streaming(gpu, "splitk_reduce", out_elems, 4.0 * best_split,
                                       g.out_bytes, best_split, 0, 4, 1),
                             1});
   }
+  if (!with_detail) return best;
   // Keys appended in sorted order, each at the end of the map without a search (a JSON
   // initializer list builds a two-element array per entry first).
   auto& dt = best.detail.get_ref<nlohmann::json::object_t&>();
@@ -450,7 +601,11 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
 
 }  // namespace
 
-OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op) {
+void set_gemm_search_pruning(bool enabled) {
+  gemm_pruning().store(enabled, std::memory_order_relaxed);
+}
+
+OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op, bool with_detail) {
   // Compared as string_view: lengths first, so the kinds before this op's cost no memcmp.
   const std::string_view k = op.kind();
   if (k == "gemm") {
@@ -469,7 +624,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op)
       p.detail["gemv"] = true;
       return p;
     }
-    return plan_gemm(gpu, kp, g);
+    return plan_gemm(gpu, kp, g, with_detail);
   }
   if (k == "conv2d") {
     const double nb = op.f("batch"), h = op.f("h"), w = op.f("w"), ci = op.f("c_in");

@@ -69,6 +69,11 @@ struct OpPlan {
 };
 
 /// The kernels an op launches on `gpu`. Throws std::invalid_argument when no kernel fits.
-OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& params, const OpSpec& op);
+/// The GEMM tile search stops at the first candidate whose floor exceeds the best time so far
+/// (on by default); off, it times every candidate: for tests that the pruning changes nothing.
+void set_gemm_search_pruning(bool enabled);
+/// `with_detail` false: the plan's `detail` may be left empty (a caller that only times it).
+OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& params, const OpSpec& op,
+               bool with_detail = true);
 
 }  // namespace ridge::models

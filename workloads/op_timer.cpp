@@ -19,11 +19,15 @@ models::Mode to_mode(TimingMode m) {
 
 double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode mode) {
   models::require_supported(gpu, op);
-  return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel).kernel_time_s;
+  return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel,
+                                models::Detail::kSkip)
+      .kernel_time_s;
 }
 
 std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMode mode) {
-  return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel).bound;
+  return models::predict_kernel(gpu, op, to_mode(mode), models::Timing::kKernel,
+                                models::Detail::kSkip)
+      .bound;
 }
 
 const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
@@ -50,7 +54,8 @@ const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
   }
   models::KernelPrediction p;
   try {
-    p = models::predict_kernel(gpu_, op, to_mode(mode_), models::Timing::kKernel);
+    p = models::predict_kernel(gpu_, op, to_mode(mode_), models::Timing::kKernel,
+                               models::Detail::kSkip);
   } catch (const std::invalid_argument& e) {
     throw OpError("", op.kind(), op.params(), e.what());
   }

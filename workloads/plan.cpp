@@ -31,12 +31,15 @@ std::string_view objective_name(PlanObjective o) {
 }
 
 std::string layout_name(const ParallelOptions& o) {
-  std::string s = fmt::format("tp{} pp{} dp{} mb{}", o.tp, o.pp, o.dp, o.micro_batch);
+  std::string s = o.cp > 1 ? fmt::format("tp{} cp{} pp{} dp{}", o.tp, o.cp, o.pp, o.dp)
+                           : fmt::format("tp{} pp{} dp{}", o.tp, o.pp, o.dp);
+  if (o.ep > 1) s += fmt::format(" ep{}", o.ep);
+  s += fmt::format(" mb{}", o.micro_batch);
   if (o.sequence_parallel) s += " sp";
   s += o.recompute == Recompute::kFull        ? " full"
        : o.recompute == Recompute::kSelective ? " sel"
                                               : " norc";
-  s += fmt::format(" z{}", o.zero);
+  s += o.fsdp ? std::string(" fsdp") : fmt::format(" z{}", o.zero);
   if (o.schedule == PipeSchedule::kInterleaved)
     s += fmt::format(" int{}", o.virtual_stages);
   else if (o.schedule == PipeSchedule::kGpipe)
@@ -52,8 +55,18 @@ namespace {
 // extras, and the TP communication on each's critical path.
 struct LayerTimes {
   double lf = 0, lb = 0, ef = 0, eb = 0, hf = 0, hb = 0;
-  double tp_f = 0, tp_b = 0;  // per layer, on the critical path
+  double tp_f = 0, tp_b = 0;        // per layer, on the critical path
+  double ep = 0, cp = 0, fsdp = 0;  // per layer, forward + backward, on or off the critical path
+  // ZeRO-3/FSDP: a chunk's exposed first-layer gather (forward, backward) on a virtual stage
+  // without the embedding or the head (those carry theirs in ef/eb and hf/hb).
+  double gf = 0, gb = 0;
 };
+
+// Layouts whose layer times need the probe on the layout's own placement (CP rings, EP groups,
+// ZeRO-3/FSDP groups depend on it); the others keep the 2-stage probe.
+bool placed_probe(const ParallelOptions& o) {
+  return o.cp > 1 || o.ep > 1 || o.shards_params();
+}
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -91,8 +104,14 @@ struct PlanEvaluator::Impl {
     const bool sp = o.sequence_parallel && o.tp > 1;
     std::uint64_t key = mix(mix(mix(o.tp, sp), o.micro_batch), o.seq);
     key = mix(key, static_cast<std::uint64_t>(o.recompute));
+    if (placed_probe(o)) {
+      const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
+      key = mix(mix(mix(mix(mix(key, 0x5eedULL), o.cp), o.ep), o.pp * v), o.dp);
+      key = mix(key, static_cast<std::uint64_t>(o.shards_params()));
+    }
     auto it = layers.find(key);
     if (it != layers.end()) return it->second;
+    if (placed_probe(o)) return layers.emplace(key, placed_layer(o, sp)).first->second;
     // The simulator's own stages with 1 and 2 layers each, on a 2-stage pipeline: stage 0 holds
     // the embedding, stage 1 the LM head.
     ParallelOptions q;
@@ -122,15 +141,94 @@ struct PlanEvaluator::Impl {
     return layers.emplace(key, t).first->second;
   }
 
+  // The probe on the layout's own placement: its tp, cp, dp and ep, and as many stages as it has
+  // virtual stages (pp x v, as run_parallel builds them), one micro-batch, stages of 1 and 2
+  // layers (the model cut to pp v and 2 pp v layers, every layer of a MoE model a MoE layer).
+  // With one stage it holds the embedding and the head: their extras are summed into the
+  // embedding's (the evaluator uses only the sum then).
+  LayerTimes placed_layer(const ParallelOptions& o, bool sp) {
+    const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
+    const int nvs = o.pp * v;
+    ParallelOptions q = o;
+    q.pp = nvs;
+    q.sequence_parallel = sp;
+    q.global_batch = o.micro_batch * o.dp;
+    q.schedule = PipeSchedule::kOneFOneB;
+    q.virtual_stages = 1;
+    TransformerConfig one = m, two = m;
+    one.layers = nvs;
+    two.layers = 2 * nvs;
+    one.dense_layers = two.dense_layers = 0;
+    const hw::GpuSpec& gpu = sys.node.gpu;
+    const StageGraphs a0 = build_stage(one, q, 0, gpu, coll, mode);
+    const StageGraphs b0 = build_stage(two, q, 0, gpu, coll, mode);
+    LayerTimes t;
+    t.lf = b0.fwd_exec.step_time_s - a0.fwd_exec.step_time_s;
+    t.lb = b0.bwd_exec.step_time_s - a0.bwd_exec.step_time_s;
+    t.ef = a0.fwd_exec.step_time_s - t.lf;
+    t.eb = a0.bwd_exec.step_time_s - t.lb;
+    if (nvs > 1) {
+      const StageGraphs a1 = build_stage(one, q, nvs - 1, gpu, coll, mode);
+      t.hf = a1.fwd_exec.step_time_s - t.lf;
+      t.hb = a1.bwd_exec.step_time_s - t.lb;
+    }
+    if (nvs > 2 && o.shards_params()) {
+      const StageGraphs mid = build_stage(one, q, 1, gpu, coll, mode);
+      t.gf = mid.fwd_exec.step_time_s - t.lf;
+      t.gb = mid.bwd_exec.step_time_s - t.lb;
+    }
+    t.tp_f = comm_class(b0.fwd_by_class) - comm_class(a0.fwd_by_class);
+    t.tp_b = comm_class(b0.bwd_by_class) - comm_class(a0.bwd_by_class);
+    t.ep = (b0.ep_fwd_s + b0.ep_bwd_s) - (a0.ep_fwd_s + a0.ep_bwd_s);
+    t.cp = (b0.cp_fwd_s + b0.cp_bwd_s) - (a0.cp_fwd_s + a0.cp_bwd_s);
+    t.fsdp = (b0.fsdp_fwd_s + b0.fsdp_bwd_s) - (a0.fsdp_fwd_s + a0.fsdp_bwd_s);
+    return t;
+  }
+
+  // Device d's parameters as build_stage counts them, per kind: every layer of its chunks (a MoE
+  // layer's dense part over tp, its experts / ep over tp), the embeddings on the first and last
+  // virtual stage; and its largest layer (ZeRO-3/FSDP gather one whole layer at a time).
+  struct DeviceParams {
+    double params = 0, expert = 0, max_layer = 0;
+  };
+  DeviceParams device_params_split(const ParallelOptions& o, int v, int d) const {
+    DeviceParams p;
+    const int nvs = o.pp * v;
+    const int per = m.layers / nvs;
+    const double dense_layer = double(m.layer_parameter_count()) / o.tp;
+    const double moe_dense = m.is_moe() ? double(m.moe_layer_dense_parameter_count()) / o.tp : 0;
+    const double experts =
+        m.is_moe() ? double(m.experts / o.ep) * m.expert_parameter_count() / o.tp : 0;
+    const double emb = double(m.vocab) * m.d_model / o.tp;
+    for (int c = 0; c < v; ++c) {
+      const int vs = c * o.pp + d;
+      for (int l = vs * per; l < vs * per + per; ++l) {
+        if (!m.moe_layer(l)) {
+          p.params += dense_layer;
+          p.max_layer = std::max(p.max_layer, dense_layer);
+        } else {
+          p.params += moe_dense + experts;
+          p.expert += experts;
+          p.max_layer = std::max(p.max_layer, moe_dense + experts);
+        }
+      }
+      if (vs == 0) p.params += emb + double(m.max_positions) * m.d_model;
+      if (vs == nvs - 1 && !(vs == 0 && m.tied_embeddings)) p.params += emb;
+    }
+    return p;
+  }
+
   // A collective over groups placed as `shape` says, memoized by (kind, bytes, shape).
+  // `groups()` gives the groups; called only on a miss (a warm evaluation builds no rank lists).
+  template <class Groups>
   double collective(int kind, models::CollOp op, double bytes, std::uint64_t shape,
-                    const std::vector<std::vector<int>>& groups) {
+                    Groups&& groups) {
     const std::uint64_t key =
         mix(mix(mix(static_cast<std::uint64_t>(kind), static_cast<std::uint64_t>(op)), bits(bytes)),
             shape);
     auto it = comm.find(key);
     if (it != comm.end()) return it->second;
-    const double t = coll.concurrent_time(op, bytes, groups);
+    const double t = coll.concurrent_time(op, bytes, groups());
     comm.emplace(key, t);
     return t;
   }
@@ -140,6 +238,78 @@ struct PlanEvaluator::Impl {
     for (int t = 0; t < o.tp; ++t)
       for (int d = 0; d < o.dp; ++d) g[t].push_back(place_rank(o, t, 0, d));
     return g;
+  }
+
+  // DP on device 0 as run_parallel does it (CP, EP, ZeRO 0-3): gradients reduced over dp x cp
+  // ranks in buckets filled uniformly over the last backward (duration B), a routed expert's in
+  // buckets of their own over the dp x cp / ep ranks holding it, one bucket at a time in order
+  // of readiness (dense first at a tie); the part past the backward is exposed. ZeRO-1/2 gather
+  // the updated parameters after the optimizer; ZeRO-3/FSDP reduce inside the backward (the
+  // layer times) and leave nothing here.
+  void dp_step(const ParallelOptions& o, const DeviceParams& p0, double B, PlanEstimate& e) {
+    e.dp_exposed_s = 0, e.param_gather_s = 0;
+    const int ddp = o.dp * o.cp, edp = ddp / std::max(1, o.ep);
+    if (ddp <= 1 || o.shards_params()) return;
+    auto groups = [&] {
+      std::vector<std::vector<int>> g(o.tp);
+      for (int t = 0; t < o.tp; ++t)
+        for (int d = 0; d < o.dp; ++d)
+          for (int c = 0; c < o.cp; ++c) g[t].push_back(place_rank(o, t, 0, d, c));
+      return g;
+    };
+    auto egroups = [&] {
+      std::vector<std::vector<int>> g;
+      for (int t = 0; t < o.tp; ++t)
+        for (int x = 0; x < o.ep && edp > 1; ++x) {
+          g.emplace_back();
+          for (int j = 0; j < o.dp / o.ep; ++j)
+            for (int c = 0; c < o.cp; ++c) g.back().push_back(place_rank(o, t, 0, x + o.ep * j, c));
+        }
+      return g;
+    };
+    const std::uint64_t shape = mix(mix(mix(mix(o.tp, o.pp), o.dp), o.cp), o.ep);
+    const auto op =
+        o.zero_stage() >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
+    const double bucket = o.bucket_mb * 1e6;
+    const double dense = p0.params - p0.expert, expert = edp > 1 ? p0.expert : 0.0;
+    // Per kind: bucket count, a full bucket's time and the last one's.
+    struct Kind {
+      double n = 0, dt = 0, dt_last = 0, total = 0;
+    } kd[2];
+    const double totals[2] = {dense * o.grad_bytes, expert * o.grad_bytes};
+    for (int k = 0; k < 2; ++k) {
+      kd[k].total = totals[k];
+      if (totals[k] <= 0) continue;
+      auto g = [&] { return k == 0 ? groups() : egroups(); };
+      kd[k].n = std::ceil(totals[k] / bucket);
+      const double last = totals[k] - (kd[k].n - 1) * bucket;
+      kd[k].dt_last = o.dp_comm_scale * collective(3 + k, op, last, shape, g);
+      kd[k].dt =
+          kd[k].n > 1 ? o.dp_comm_scale * collective(3 + k, op, bucket, shape, g) : kd[k].dt_last;
+    }
+    // Merge the two kinds' release times (each uniform over B) and run the buckets in turn.
+    double end = 0;
+    long long i0 = 0, i1 = 0;
+    const long long n0 = static_cast<long long>(kd[0].n), n1 = static_cast<long long>(kd[1].n);
+    while (i0 < n0 || i1 < n1) {
+      const double r0 = i0 < n0 ? (i0 + 1.0) / kd[0].n * B : 1e300;
+      const double r1 = i1 < n1 ? (i1 + 1.0) / kd[1].n * B : 1e300;
+      if (r0 <= r1) {
+        end = std::max(end, r0) + (i0 + 1 == n0 ? kd[0].dt_last : kd[0].dt);
+        ++i0;
+      } else {
+        end = std::max(end, r1) + (i1 + 1 == n1 ? kd[1].dt_last : kd[1].dt);
+        ++i1;
+      }
+    }
+    e.dp_exposed_s = std::max(0.0, end - B);
+    if (o.zero_stage() >= 1) {
+      e.param_gather_s =
+          o.dp_comm_scale * collective(5, models::CollOp::kAllGather, 2.0 * dense, shape, groups);
+      if (edp > 1)
+        e.param_gather_s += o.dp_comm_scale * collective(6, models::CollOp::kAllGather,
+                                                         2.0 * p0.expert, shape, egroups);
+    }
   }
 
   double optimizer(double params) {
@@ -165,8 +335,21 @@ struct PlanEvaluator::Impl {
     return p;
   }
 
-  double memory(const ParallelOptions& o, double* params0) const {
+  double memory(const ParallelOptions& o, double* params0, DeviceParams* split0 = nullptr) const {
     const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
+    if (placed_probe(o) || m.is_moe()) {
+      // With the experts and the largest layer, as the simulator's memory counts them.
+      const DeviceParams p0 = device_params_split(o, v, 0);
+      if (params0) *params0 = p0.params;
+      if (split0) *split0 = p0;
+      double worst = stage_memory(m, o, 0, p0.params, p0.expert, p0.max_layer).total();
+      if (o.pp > 1) {
+        const DeviceParams pl = device_params_split(o, v, o.pp - 1);
+        worst = std::max(worst,
+                         stage_memory(m, o, o.pp - 1, pl.params, pl.expert, pl.max_layer).total());
+      }
+      return worst;
+    }
     const double p0 = device_params(o, v, 0);
     if (params0) *params0 = p0;
     double worst = stage_memory(m, o, 0, p0).total();
@@ -193,10 +376,11 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   Impl& I = *impl_;
   PlanEstimate e;
   e.layout = o;
-  e.gpus = o.tp * o.pp * o.dp;
+  e.gpus = o.tp * o.cp * o.pp * o.dp;
   e.hbm_bytes = I.hbm;
   double params0 = 0;
-  e.memory_bytes = I.memory(o, &params0);
+  Impl::DeviceParams split0;
+  e.memory_bytes = I.memory(o, &params0, &split0);
   e.fits = e.memory_bytes <= I.hbm;
   if (!e.fits && !always) return e;
 
@@ -213,38 +397,65 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
     double t = v * chunk;
     if (d == 0) t += L.ef + L.eb;
     if (d == (nvs - 1) % p) t += L.hf + L.hb;
+    // Chunks on neither end: their exposed ZeRO-3/FSDP first-layer gathers (0 otherwise).
+    const int ends = (d == 0) + (nvs > 1 && d == (nvs - 1) % p);
+    t += (v - ends) * (L.gf + L.gb);
     return t;
   };
   double dmax = device_fb(0);
   if (p > 1) dmax = std::max({dmax, device_fb(p - 1), p > 2 ? device_fb(1) : 0.0});
   double p2p = 0;
-  if (nvs > 1) {
+  if (nvs > 1 && o.cp > 1) {
+    // Every TP and CP rank of a stage sends its s/cp tokens' share at once (as run_parallel).
+    const bool sp = o.sequence_parallel && o.tp > 1;
+    const double bytes = 2.0 * o.micro_batch * o.seq * I.m.d_model / (sp ? o.tp : 1) / o.cp;
+    auto pairs = [&] {
+      std::vector<std::vector<int>> g;
+      for (int c = 0; c < o.cp; ++c)
+        for (int t = 0; t < o.tp; ++t)
+          g.push_back({place_rank(o, t, 0, 0, c), place_rank(o, t, 1, 0, c)});
+      return g;
+    };
+    p2p = o.pp_comm_scale * I.collective(7, models::CollOp::kSendRecv, bytes,
+                                         mix(static_cast<std::uint64_t>(o.tp), o.cp), pairs);
+  } else if (nvs > 1) {
     const bool sp = o.sequence_parallel && o.tp > 1;
     const double bytes = 2.0 * o.micro_batch * o.seq * I.m.d_model / (sp ? o.tp : 1);
-    std::vector<std::vector<int>> pairs;
-    for (int t = 0; t < o.tp; ++t)
-      pairs.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
+    auto pairs = [&] {
+      std::vector<std::vector<int>> g;
+      for (int t = 0; t < o.tp; ++t) g.push_back({place_rank(o, t, 0, 0), place_rank(o, t, 1, 0)});
+      return g;
+    };
     p2p = o.pp_comm_scale * I.collective(0, models::CollOp::kSendRecv, bytes,
                                          static_cast<std::uint64_t>(o.tp), pairs);
   }
   const double fill = 2.0 * (p - 1) * p2p;
   double pipe = 0;
+  const double mid = L.gf + L.gb;  // 0 but with ZeRO-3/FSDP on 3 or more virtual stages
   if (v == 1)
-    pipe = nvs * chunk + L.ef + L.eb + L.hf + L.hb + (m - 1) * dmax + fill;
+    pipe = nvs * chunk + L.ef + L.eb + L.hf + L.hb + std::max(0, nvs - 2) * mid + (m - 1) * dmax +
+           fill;
   else
-    pipe = m * dmax + (p - 1) * chunk + fill;
+    pipe = m * dmax + (p - 1) * (chunk + mid) + fill;
   e.pipeline_s = pipe;
   e.bubble_s = pipe - m * device_fb(0);
   e.p2p_exposed_s = fill;
   e.tp_comm_s = (m + p - 1) * n * v * (L.tp_f + L.tp_b);
+  e.ep_comm_s = m * n * v * L.ep;
+  e.cp_comm_s = m * n * v * L.cp;
+  e.fsdp_comm_s = m * n * v * L.fsdp;
 
   // DP on device 0: buckets released uniformly over its last backward (virtual stage 0's), one
   // at a time; what runs past that backward is exposed. For n buckets of time dt (the last dt_n),
   // released every r = B/n, the last ends at max(B, r + (n-1) dt, (n-1) r + dt) + dt_n after the
   // backward starts.
   double tail = 0, gather = 0;
-  if (o.dp > 1) {
-    const auto groups = I.dp_groups(o);
+  if (placed_probe(o) || I.m.is_moe()) {
+    I.dp_step(o, split0, n * L.lb + L.eb + (nvs == 1 ? L.hb : 0.0), e);
+    tail = e.dp_exposed_s;
+    gather = e.param_gather_s;
+  } else if (o.dp > 1) {
+    auto groups = [&] { return I.dp_groups(o); };
     const std::uint64_t shape = mix(mix(o.tp, o.pp), o.dp);
     const double total = params0 * o.grad_bytes;
     const double bucket = o.bucket_mb * 1e6;
@@ -263,7 +474,14 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   }
   e.dp_exposed_s = tail;
   e.param_gather_s = gather;
-  e.optimizer_s = I.optimizer(params0 / (o.zero >= 1 ? o.dp : 1));
+  if (placed_probe(o) || I.m.is_moe()) {
+    const int ddp = o.dp * o.cp, edp = ddp / std::max(1, o.ep);
+    const double dense = split0.params - split0.expert;
+    e.optimizer_s = I.optimizer(o.zero_stage() >= 1 ? dense / ddp + split0.expert / std::max(1, edp)
+                                                    : split0.params);
+  } else {
+    e.optimizer_s = I.optimizer(params0 / (o.zero >= 1 ? o.dp : 1));
+  }
   e.step_s = pipe + tail + e.optimizer_s + gather;
   if (I.flops_seq != o.seq) {
     I.flops_seq = o.seq;
@@ -300,7 +518,16 @@ std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const
       s.recompute.empty()
           ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
           : s.recompute;
-  const std::vector<int> zeros = s.zero.empty() ? std::vector<int>{0, 1} : s.zero;
+  const std::vector<int> zeros = s.zero.empty() ? std::vector<int>{0, 1, 2, 3} : s.zero;
+  // CP by default from 8192 tokens per sequence (below that, ring steps are short next to the
+  // layer and the search would only grow): 1, 2, 4, 8 where 2 x cp divides the sequence.
+  std::vector<int> cps = s.cp;
+  if (cps.empty()) {
+    cps = {1};
+    if (p.seq >= 8192)
+      for (int c : {2, 4, 8}) cps.push_back(c);
+  }
+  const std::vector<int> fsdps = s.fsdp.empty() ? std::vector<int>{0} : s.fsdp;
   const std::vector<PipeSchedule> scheds =
       s.schedule.empty()
           ? std::vector<PipeSchedule>{PipeSchedule::kOneFOneB, PipeSchedule::kInterleaved}
@@ -311,43 +538,68 @@ std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const
   for (int tp : tps) {
     if (tp < 1 || gpus % tp != 0 || m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0)
       continue;
-    for (int pp : pps) {
-      if (pp < 1 || (gpus / tp) % pp != 0 || m.layers % pp != 0) continue;
-      const int dp = gpus / tp / pp;
-      for (int mb : mbs) {
-        if (mb < 1 || p.global_batch % (static_cast<long long>(mb) * dp) != 0) continue;
-        for (int sp : sps) {
-          if (sp && (tp == 1 || p.seq % tp != 0)) continue;
-          for (Recompute rc : rcs)
-            for (int z : zeros) {
-              if (z == 1 && dp == 1) continue;  // nothing to shard
-              // The enumerator's one place per knob: CP, EP, ZeRO-2/3, FSDP and offload become
-              // one more loop here each, with their checks.
-              for (PipeSchedule sc : scheds) {
-                ParallelOptions o;
-                o.system = p.system;
-                o.gpus = gpus;
-                o.tp = tp, o.pp = pp, o.dp = dp;
-                o.micro_batch = mb;
-                o.global_batch = p.global_batch;
-                o.seq = p.seq;
-                o.sequence_parallel = sp != 0;
-                o.recompute = rc;
-                o.zero = z;
-                o.schedule = sc;
-                if (sc != PipeSchedule::kInterleaved) {
-                  if (sc == PipeSchedule::kGpipe && pp == 1) continue;  // same as 1F1B
-                  out.push_back(o);
-                  continue;
-                }
-                if (pp < 2 || o.micro_batches() % pp != 0) continue;
-                for (int v : vss) {
-                  if (v < 2 || m.layers % (pp * v) != 0) continue;
-                  o.virtual_stages = v;
-                  out.push_back(o);
-                }
-              }
-            }
+    for (int cp : cps) {
+      // CP splits each sequence into 2 x cp chunks (parallel_config's check).
+      if (cp < 1 || (gpus / tp) % cp != 0 || p.seq % (2LL * cp) != 0) continue;
+      for (int pp : pps) {
+        if (pp < 1 || (gpus / tp / cp) % pp != 0 || m.layers % pp != 0) continue;
+        const int dp = gpus / tp / cp / pp;
+        // EP: MoE models only; it divides dp and the experts. Default: every such size.
+        std::vector<int> eps;
+        if (!m.is_moe()) {
+          eps = {1};
+        } else if (s.ep.empty()) {
+          for (int x = 1; x <= dp; ++x)
+            if (dp % x == 0 && m.experts % x == 0) eps.push_back(x);
+        } else {
+          for (int x : s.ep)
+            if (x >= 1 && dp % x == 0 && m.experts % x == 0) eps.push_back(x);
+        }
+        for (int mb : mbs) {
+          if (mb < 1 || p.global_batch % (static_cast<long long>(mb) * dp) != 0) continue;
+          for (int sp : sps) {
+            if (sp && (tp == 1 || p.seq % tp != 0)) continue;
+            for (Recompute rc : rcs)
+              for (int ep : eps)
+                for (int z : zeros)
+                  for (int fs : fsdps) {
+                    // ZeRO shards over dp x cp: nothing to shard on one rank; FSDP is its own stage
+                    // 3 (searched once, as fsdp).
+                    if (z >= 1 && dp * cp == 1) continue;
+                    if (fs && (z != 0 || dp * cp == 1)) continue;
+                    for (PipeSchedule sc : scheds) {
+                      ParallelOptions o;
+                      o.system = p.system;
+                      o.gpus = gpus;
+                      o.tp = tp, o.pp = pp, o.dp = dp;
+                      o.cp = cp, o.ep = ep;
+                      o.fsdp = fs != 0;
+                      o.micro_batch = mb;
+                      o.global_batch = p.global_batch;
+                      o.seq = p.seq;
+                      o.sequence_parallel = sp != 0;
+                      o.recompute = rc;
+                      o.zero = z;
+                      o.schedule = sc;
+                      if (sc != PipeSchedule::kInterleaved) {
+                        if (sc == PipeSchedule::kGpipe && pp == 1) continue;  // same as 1F1B
+                        out.push_back(o);
+                        continue;
+                      }
+                      if (pp < 2 || o.micro_batches() % pp != 0) continue;
+                      // Not with CP, EP or ZeRO-3/FSDP: run_parallel builds virtual stage k's CP
+                      // rings, EP and ZeRO-3 groups at pipeline coordinate k of a pp x v deep
+                      // placement, not on device k mod pp, so those groups would sit on other GPUs
+                      // (or past the system).
+                      if (placed_probe(o)) continue;
+                      for (int v : vss) {
+                        if (v < 2 || m.layers % (pp * v) != 0) continue;
+                        o.virtual_stages = v;
+                        out.push_back(o);
+                      }
+                    }
+                  }
+          }
         }
       }
     }
@@ -409,6 +661,9 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
   if (!o.sequence_parallel && o.tp > 1 && o.seq % o.tp == 0)
     add("sequence_parallel: true", [](ParallelOptions& c) { c.sequence_parallel = true; });
   if (o.zero == 0 && o.dp > 1) add("zero: 1", [](ParallelOptions& c) { c.zero = 1; });
+  // The deeper ZeRO stages shard gradients (2) and parameters (3) over dp x cp too.
+  if (!o.fsdp && o.zero < 3 && o.dp * o.cp > 1 && o.schedule != PipeSchedule::kInterleaved)
+    add("zero: 3", [](ParallelOptions& c) { c.zero = 3; });
   if (o.micro_batch > 1) add("micro_batch: 1", [](ParallelOptions& c) { c.micro_batch = 1; });
   std::string best;
   double best_mem = 1e300;

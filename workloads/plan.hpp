@@ -1,8 +1,9 @@
 // Capacity planning (`ridge plan`): which parallel layout trains a model fastest (or cheapest, or
 // on the fewest GPUs) on a system, and does it fit.
 //
-// Captures: an enumeration of Megatron-LM layouts (TP x PP x DP x micro-batch x recompute x
-// sequence parallelism x ZeRO-0/1 x schedule and virtual stages) over one or more GPU counts,
+// Captures: an enumeration of Megatron-LM layouts (TP x CP x PP x DP x EP x micro-batch x
+// recompute x sequence parallelism x ZeRO 0-3 / FSDP x schedule and virtual stages) over one or
+// more GPU counts,
 // pruned by memory first (workloads/parallel_memory.cpp's Korthikanti et al. 2022 model), ranked
 // by a fast evaluator, and the best k re-simulated by the full parallel simulator
 // (workloads/parallel*.cpp) and re-ranked by it; both figures are reported, with the fast
@@ -21,12 +22,23 @@
 //   transfers; interleaved with v chunks: m x the slowest device's F + B plus (p - 1) x one
 //   chunk's F + B (the bubble shrinks by v, Narayanan et al. 2021 sec. 2.2) plus 2 (p - 1) p2p;
 //   DP buckets released uniformly over the last backward of device 0 and reduced one at a time,
-//   the part past that backward exposed (closed form of the simulator's bucket loop); the
-//   optimizer and ZeRO-1's all-gather after it, as the simulator does them.
+//   the part past that backward exposed (closed form of the simulator's bucket loop; with MoE the
+//   simulator's loop itself over the dense and the expert buckets); the optimizer and ZeRO-1/2's
+//   all-gather after it, as the simulator does them.
+// - CP, EP and ZeRO-3/FSDP: the layer probe is built on the layout's own placement (its pp, dp,
+//   cp and ep; 1 and 2 layers per stage), so a layer's time carries the ring attention's K/V
+//   transfers beside attention, the MoE all-to-alls and the per-layer parameter all-gathers and
+//   gradient reduce-scatters as the simulator schedules them; p2p carries s/cp tokens per CP rank;
+//   DP reduces over dp x cp ranks (experts over dp x cp / ep); ZeRO-3/FSDP leave no DP tail nor
+//   gather at the end; memory is stage_memory's with the device's expert parameters and largest
+//   layer (ZeRO-3/FSDP: 18 B / (dp x cp) per parameter plus 2 gathered layers).
 // Ignores (fast evaluator only; the re-simulated top-k has the simulator's own list): the
 // critical stage may be another than device 0 (the DP tail is device 0's); p2p transfers beyond
 // the fill and drain (interleaved sends more of them); uneven stages' stalls beyond the
-// slowest-device term.
+// slowest-device term; ZeRO-3/FSDP's exposed first-layer gather on middle stages (counted on the
+// first and last); a MoE model's leading dense layers in the probe (its layers are taken as the
+// model's layer 0 and 1). Offload (optimizer state on the host) is not searched: the simulator
+// does not model it.
 // Serving plans: see workloads/plan_serve (not built; serving replicas are one GPU each).
 // Validated: plan's rankings on Korthikanti et al. 2022 Table 5's set-ups
 // (tests/workloads/test_plan.cpp); the fast evaluator's error against the full simulation is
@@ -52,6 +64,9 @@ std::string_view objective_name(PlanObjective o);
 /// What the enumerator searches; an empty list means the default range (docs/planning.md).
 struct PlanSpace {
   std::vector<int> tp, pp, micro_batch, virtual_stages, zero;
+  std::vector<int> cp;    ///< context-parallel sizes (empty: 1, and 2, 4, 8 from 8192 tokens)
+  std::vector<int> ep;    ///< expert-parallel sizes (empty: every one that fits, MoE models)
+  std::vector<int> fsdp;  ///< 0 and/or 1 (empty: 0; ZeRO-3 is searched through `zero`)
   std::vector<int> sequence_parallel;  ///< 0 and/or 1
   std::vector<Recompute> recompute;
   std::vector<PipeSchedule> schedule;
@@ -78,6 +93,9 @@ struct PlanEstimate {
   double step_s = 0;  ///< fast evaluator
   double pipeline_s = 0, bubble_s = 0, p2p_exposed_s = 0, tp_comm_s = 0, dp_exposed_s = 0;
   double optimizer_s = 0, param_gather_s = 0;
+  /// Per step on device 0, on or off its critical path (fast evaluator): EP all-to-alls, CP ring
+  /// transfers, ZeRO-3/FSDP per-layer gathers and reduce-scatters.
+  double ep_comm_s = 0, cp_comm_s = 0, fsdp_comm_s = 0;
   double memory_bytes = 0;  ///< the fullest GPU's (stage 0 or the last stage)
   double hbm_bytes = 0;     ///< usable HBM per GPU (after the headroom)
   bool fits = false;
@@ -91,7 +109,8 @@ struct PlanEstimate {
   double step() const { return simulated ? sim_step_s : step_s; }
 };
 
-/// A short layout key: "tp8 pp16 dp8 mb1 sp sel z1 1f1b".
+/// A short layout key: "tp8 pp16 dp8 mb1 sp sel z1 1f1b" (cp, ep and fsdp named when used:
+/// "tp8 cp2 pp4 dp4 ep4 mb1 sp sel fsdp 1f1b").
 std::string layout_name(const ParallelOptions& o);
 
 /// The fast evaluator. Memoizes per-layer times and collective times across evaluations: build

@@ -32,7 +32,14 @@ const std::vector<PlanKey>& plan_keys() {
       {"search.micro_batch", "1, 2, 4, 8", "sequences per micro-batch"},
       {"search.recompute", "none, selective, full", "activation recomputation"},
       {"search.sequence_parallel", "false, true", "Megatron sequence parallelism (tp > 1)"},
-      {"search.zero", "0, 1", "0 | 1: Megatron's distributed optimizer (dp > 1)"},
+      {"search.zero", "0, 1, 2, 3",
+       "0 | 1 | 2 | 3: Megatron's distributed optimizer (1), gradients sharded too (2), "
+       "parameters too, gathered per layer (3); dp x cp > 1"},
+      {"search.fsdp", "false", "false, true: PyTorch FSDP full shard (as zero 3; dp x cp > 1)"},
+      {"search.cp", "1 (seq < 8192), else 1, 2, 4, 8",
+       "context-parallel sizes (ring attention); seq divisible by 2 x cp"},
+      {"search.ep", "every divisor of dp and the experts (MoE models)",
+       "expert-parallel sizes; MoE models only"},
       {"search.schedule", "1f1b, interleaved", "1f1b | gpipe | interleaved"},
       {"search.virtual_stages", "2, 3, 4, 6, 8", "interleaved: model chunks per device"},
       {"serve", "none",
@@ -95,7 +102,10 @@ void read_search(hw::MapReader& s, PlanSpace& sp) {
   sp.pp = int_list(s, "pp", false, 1 << 16);
   sp.micro_batch = int_list(s, "micro_batch", false, 1 << 20);
   sp.virtual_stages = int_list(s, "virtual_stages", false, 1 << 16);
-  for (const auto& z : choice_list(s, "zero", {"0", "1"})) sp.zero.push_back(z == "1");
+  for (const auto& z : choice_list(s, "zero", {"0", "1", "2", "3"})) sp.zero.push_back(z[0] - '0');
+  sp.cp = int_list(s, "cp", false, 1 << 16);
+  sp.ep = int_list(s, "ep", false, 1 << 24);
+  for (const auto& b : choice_list(s, "fsdp", {"false", "true"})) sp.fsdp.push_back(b == "true");
   for (const auto& b : choice_list(s, "sequence_parallel", {"false", "true"}))
     sp.sequence_parallel.push_back(b == "true");
   for (const auto& rc : choice_list(s, "recompute", {"none", "selective", "full"}))

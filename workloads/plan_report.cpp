@@ -87,12 +87,23 @@ std::string why(const PlanEstimate& e) {
   const Shares s = shares(e);
   const double step = e.step();
   auto pct = [&](double v) { return 100.0 * v / step; };
-  return fmt::format(
+  std::string out = fmt::format(
       "{}-bound; compute {:.1f}%, bubble (stage 0 idle) {:.1f}%, exposed TP {:.1f}% PP {:.1f}% DP "
       "{:.1f}%, "
       "optimizer {:.1f}%; {:.1f} GiB of {:.1f} GiB per GPU ({:.1f} GiB headroom)",
       bound_of(s), pct(s.compute), pct(s.idle), pct(s.tp), pct(s.pp), pct(s.dp), pct(s.optimizer),
       e.memory_bytes / kGiB, e.hbm_bytes / kGiB, (e.hbm_bytes - e.memory_bytes) / kGiB);
+  // CP, EP and ZeRO-3/FSDP traffic (the fast evaluator's, device 0, overlapped or not: the
+  // simulated critical path counts what of it is exposed under its own kinds above).
+  std::string extra;
+  auto add = [&](double v, const char* what) {
+    if (v > 0) extra += fmt::format("{}{} {:.1f}%", extra.empty() ? "" : ", ", what, pct(v));
+  };
+  add(e.cp_comm_s, "CP ring");
+  add(e.ep_comm_s, "EP all-to-all");
+  add(e.fsdp_comm_s, "ZeRO-3 gather/reduce-scatter");
+  if (!extra.empty()) out += "; streams busy (of the step, overlapped or not): " + extra;
+  return out;
 }
 
 nlohmann::json layout_json(const ParallelOptions& o) {
@@ -103,6 +114,9 @@ nlohmann::json layout_json(const ParallelOptions& o) {
           {"sequence_parallel", o.sequence_parallel},
           {"recompute", recompute_text(o.recompute)},
           {"zero", o.zero},
+          {"cp", o.cp},
+          {"ep", o.ep},
+          {"fsdp", o.fsdp},
           {"schedule", schedule_text(o)},
           {"virtual_stages", o.virtual_stages}};
 }
@@ -204,16 +218,17 @@ std::string plan_report_csv(const PlanResult& r) {
   const PlanOptions& p = r.options;
   std::string out =
       "rank,tp,pp,dp,micro_batch,sequence_parallel,recompute,zero,schedule,virtual_stages,gpus,"
-      "step_s,fast_step_s,fast_error,tokens_per_s,mfu,memory_gib_per_gpu,bound\n";
+      "step_s,fast_step_s,fast_error,tokens_per_s,mfu,memory_gib_per_gpu,bound,cp,ep,fsdp\n";
   int i = 0;
   for (const auto& e : r.top) {
     const ParallelOptions& o = e.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.4f},{:.3f},{}\n", ++i,
-        o.tp, o.pp, o.dp, o.micro_batch, o.sequence_parallel ? 1 : 0, recompute_text(o.recompute),
-        o.zero, schedule_text(o), o.virtual_stages, e.gpus, e.sim_step_s, e.step_s,
-        e.step_s / e.sim_step_s - 1, double(p.global_batch) * p.seq / e.sim_step_s, e.mfu,
-        e.memory_bytes / kGiB, bound_of(shares(e)));
+        "{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.4f},{:.3f},{},{},{},{}\n",
+        ++i, o.tp, o.pp, o.dp, o.micro_batch, o.sequence_parallel ? 1 : 0,
+        recompute_text(o.recompute), o.zero, schedule_text(o), o.virtual_stages, e.gpus,
+        e.sim_step_s, e.step_s, e.step_s / e.sim_step_s - 1,
+        double(p.global_batch) * p.seq / e.sim_step_s, e.mfu, e.memory_bytes / kGiB,
+        bound_of(shares(e)), o.cp, o.ep, o.fsdp ? 1 : 0);
   }
   return out;
 }

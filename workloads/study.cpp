@@ -142,7 +142,8 @@ Study load_study(const std::string& path) {
   return read_study(hw::load_config_file(path), path);
 }
 
-Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
+Study read_study(const hw::LoadedConfig& cfg, const std::string& path,
+                 const StudyFilesLoaded* loaded) {
   hw::ErrorSink sink;
   Study s;
   s.files = cfg.files;
@@ -205,13 +206,17 @@ Study read_study(const hw::LoadedConfig& cfg, const std::string& path) {
   // The files the study names, checked now so that every file's errors come out together.
   if (!s.model_path.empty()) {
     try {
-      const ModelConfig model = load_model_config(s.model_path);
-      for (const auto& w : s.workloads) check_against_model(w, model, sink);
+      if (loaded && loaded->model && loaded->model_path == s.model_path) {
+        for (const auto& w : s.workloads) check_against_model(w, *loaded->model, sink);
+      } else {
+        const ModelConfig model = load_model_config(s.model_path);
+        for (const auto& w : s.workloads) check_against_model(w, model, sink);
+      }
     } catch (const hw::ConfigException& e) {
       for (const auto& err : e.errors()) sink.add(err);
     }
   }
-  if (!s.gpu_name.empty()) {
+  if (!s.gpu_name.empty() && !(loaded && loaded->gpu_name == s.gpu_name)) {
     try {
       (void)hw::find_gpu(s.gpu_name);
     } catch (const hw::ConfigException& e) {

@@ -57,8 +57,17 @@ struct Study {
 
 /// Loads a study file. Throws hw::ConfigException (file:line:col: key: message).
 Study load_study(const std::string& path);
+/// The files a study names, already loaded and checked (a sweep's base study): read_study checks
+/// the workloads against `model` when the study names `model_path`, and does not load the GPU
+/// again when it names `gpu_name`.
+struct StudyFilesLoaded {
+  std::string model_path;
+  const ModelConfig* model = nullptr;
+  std::string gpu_name;
+};
 /// The same from a loaded config tree (`path` locates the model file named relative to it).
-Study read_study(const hw::LoadedConfig& config, const std::string& path);
+Study read_study(const hw::LoadedConfig& config, const std::string& path,
+                 const StudyFilesLoaded* loaded = nullptr);
 
 /// One workload simulated and analysed.
 struct WorkloadResult {

@@ -510,6 +510,9 @@ Sweep load_sweep(const std::string& path, const std::string& salt) {
   // Each point's study, read once per distinct set of parameter values (s.studies[0]: the base).
   std::map<std::string, std::size_t> read;
   std::set<std::string> reported;
+  // The parsed tree is copied and the point's parameters set on it; the model and GPU files the
+  // base study named were loaded and checked above, and are not read again per point.
+  const StudyFilesLoaded base_files{s.study.model_path, &s.model, s.study.gpu_name};
   hw::ErrorSink point_sink;
   s.studies.push_back(s.study);
   for (auto& row : rows) {
@@ -532,7 +535,7 @@ Sweep load_sweep(const std::string& path, const std::string& salt) {
         if (infos[j]->target == Target::kWorkload || infos[j]->target == Target::kParallel)
           set_parameter(tree.root, s.keys[j], row[j].node, infos[j]->target == Target::kParallel);
       try {
-        s.studies.push_back(read_study(tree, path));
+        s.studies.push_back(read_study(tree, path, &base_files));
         pt.study = read[params] = s.studies.size() - 1;
       } catch (const hw::ConfigException& e) {
         // Once per problem (the first point that has it), at most 20.
