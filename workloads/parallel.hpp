@@ -169,9 +169,13 @@ struct StageGraphs {
   double expert_params = 0;      ///< of which routed experts' (reduced over dp / ep)
 };
 
-/// Builds and simulates stage `stage`'s micro-batch forward and backward on one rank.
+/// Builds and simulates stage `stage`'s micro-batch forward and backward on one rank. With
+/// interleaving, `o.pp` is the number of virtual stages (it splits the layers) and `device_pp` the
+/// pipeline's devices: the stage's TP, CP, EP and ZeRO-3 groups are those of device
+/// `stage % device_pp` (0: o.pp, no interleaving).
 StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, int stage,
-                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode);
+                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode,
+                        int device_pp = 0);
 
 /// One activity of the pipeline schedule.
 struct PipeOp {

@@ -197,7 +197,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
       r.stages[vs].first_layer = vs * r.stages[1].layers;
       continue;
     }
-    r.stages[vs] = build_stage(m, ov, vs, gpu, coll, mode);
+    r.stages[vs] = build_stage(m, ov, vs, gpu, coll, mode, p);
   }
   std::vector<double> f(nvs), b(nvs), dev_params(p, 0), dev_expert(p, 0), dev_fb(p, 0),
       dev_max_layer(p, 0);

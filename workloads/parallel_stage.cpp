@@ -182,9 +182,18 @@ std::vector<std::vector<int>> cp_rings(const ParallelOptions& o, int stage) {
 
 class StageBuilder {
  public:
-  StageBuilder(Graph& g, const TransformerConfig& m, const ParallelOptions& o, int stage,
-               CollectiveTimes& coll, const hw::GpuSpec& gpu, TimingMode mode)
-      : e_(g), m_(m), o_(o), coll_(coll), group_(tp_group(o, stage)), gpu_(gpu), mode_(mode) {
+  // `place` and `place_stage`: the device pipeline the groups live on (see build_stage).
+  StageBuilder(Graph& g, const TransformerConfig& m, const ParallelOptions& o,
+               const ParallelOptions& place, int place_stage, CollectiveTimes& coll,
+               const hw::GpuSpec& gpu, TimingMode mode)
+      : e_(g),
+        m_(m),
+        o_(o),
+        coll_(coll),
+        group_(tp_group(place, place_stage)),
+        gpu_(gpu),
+        mode_(mode) {
+    const int stage = place_stage;
     // With CP each rank holds s / cp of every sequence (its two balanced chunks): the layer's
     // GEMMs run on those tokens, and attention on blocks of s / cp queries by s / cp keys.
     d_.b = o.micro_batch, d_.s = o.seq / std::max(1, o.cp), d_.T = d_.b * d_.s, d_.h = m.d_model,
@@ -193,20 +202,21 @@ class StageBuilder {
     d_.sp = o.sequence_parallel && o.tp > 1;
     d_.q = static_cast<long long>(m.heads) * m.head_dim;
     d_.kv = static_cast<long long>(m.kv_heads) * m.head_dim;
-    if (m.is_moe() && o.ep > 1) ep_groups_ = ep_groups(o, stage);
-    if (o.cp > 1) cp_rings_ = cp_rings(o, stage);
+    if (m.is_moe() && o.ep > 1) ep_groups_ = ep_groups(place, stage);
+    if (o.cp > 1) cp_rings_ = cp_rings(place, stage);
     if (o.shards_params()) {
       // ZeRO-3 / FSDP groups: per TP rank, the stage's DP x CP ranks; for routed experts the
       // ranks holding the same experts (dp / ep x cp of them).
       for (int t = 0; t < o.tp; ++t) {
         dp_groups_.emplace_back();
         for (int d = 0; d < o.dp; ++d)
-          for (int c = 0; c < o.cp; ++c) dp_groups_.back().push_back(place_rank(o, t, stage, d, c));
+          for (int c = 0; c < o.cp; ++c)
+            dp_groups_.back().push_back(place_rank(place, t, stage, d, c));
         for (int e = 0; e < o.ep; ++e) {
           edp_groups_.emplace_back();
           for (int j = 0; j < o.dp / o.ep; ++j)
             for (int c = 0; c < o.cp; ++c)
-              edp_groups_.back().push_back(place_rank(o, t, stage, e + o.ep * j, c));
+              edp_groups_.back().push_back(place_rank(place, t, stage, e + o.ep * j, c));
         }
       }
     }
@@ -696,14 +706,18 @@ std::map<std::string, double> by_kind(const Graph& g, const CriticalPath& cp) {
 }  // namespace
 
 StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, int stage,
-                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode) {
+                        const hw::GpuSpec& gpu, CollectiveTimes& coll, TimingMode mode,
+                        int device_pp) {
   StageGraphs sg;
+  ParallelOptions place = o;
+  if (device_pp > 0) place.pp = device_pp;
+  const int place_stage = stage % place.pp;
   const int per = m.layers / o.pp;
   sg.first_layer = stage * per;
   sg.layers = per;
   const bool first = stage == 0, last = stage == o.pp - 1;
   {
-    StageBuilder b(sg.forward, m, o, stage, coll, gpu, mode);
+    StageBuilder b(sg.forward, m, o, place, place_stage, coll, gpu, mode);
     b.e().host_path = HostPath::kAutogradForward;
     if (first) b.embedding_fwd();
     // ZeRO-3 / FSDP: the first layer's gather, then each layer waits for its own and issues the
@@ -734,7 +748,7 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
     sg.fsdp_calls_fwd = b.fsdp_calls;
   }
   {
-    StageBuilder b(sg.backward, m, o, stage, coll, gpu, mode);
+    StageBuilder b(sg.backward, m, o, place, place_stage, coll, gpu, mode);
     b.e().host_path = HostPath::kAutogradBackward;
     if (last) b.head_bwd();
     std::vector<int> next = b.gather(sg.first_layer + per - 1, {});

@@ -160,20 +160,20 @@ struct PlanEvaluator::Impl {
     two.layers = 2 * nvs;
     one.dense_layers = two.dense_layers = 0;
     const hw::GpuSpec& gpu = sys.node.gpu;
-    const StageGraphs a0 = build_stage(one, q, 0, gpu, coll, mode);
-    const StageGraphs b0 = build_stage(two, q, 0, gpu, coll, mode);
+    const StageGraphs a0 = build_stage(one, q, 0, gpu, coll, mode, o.pp);
+    const StageGraphs b0 = build_stage(two, q, 0, gpu, coll, mode, o.pp);
     LayerTimes t;
     t.lf = b0.fwd_exec.step_time_s - a0.fwd_exec.step_time_s;
     t.lb = b0.bwd_exec.step_time_s - a0.bwd_exec.step_time_s;
     t.ef = a0.fwd_exec.step_time_s - t.lf;
     t.eb = a0.bwd_exec.step_time_s - t.lb;
     if (nvs > 1) {
-      const StageGraphs a1 = build_stage(one, q, nvs - 1, gpu, coll, mode);
+      const StageGraphs a1 = build_stage(one, q, nvs - 1, gpu, coll, mode, o.pp);
       t.hf = a1.fwd_exec.step_time_s - t.lf;
       t.hb = a1.bwd_exec.step_time_s - t.lb;
     }
     if (nvs > 2 && o.shards_params()) {
-      const StageGraphs mid = build_stage(one, q, 1, gpu, coll, mode);
+      const StageGraphs mid = build_stage(one, q, 1, gpu, coll, mode, o.pp);
       t.gf = mid.fwd_exec.step_time_s - t.lf;
       t.gb = mid.bwd_exec.step_time_s - t.lb;
     }
@@ -587,11 +587,6 @@ std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const
                         continue;
                       }
                       if (pp < 2 || o.micro_batches() % pp != 0) continue;
-                      // Not with CP, EP or ZeRO-3/FSDP: run_parallel builds virtual stage k's CP
-                      // rings, EP and ZeRO-3 groups at pipeline coordinate k of a pp x v deep
-                      // placement, not on device k mod pp, so those groups would sit on other GPUs
-                      // (or past the system).
-                      if (placed_probe(o)) continue;
                       for (int v : vss) {
                         if (v < 2 || m.layers % (pp * v) != 0) continue;
                         o.virtual_stages = v;
@@ -662,7 +657,7 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
     add("sequence_parallel: true", [](ParallelOptions& c) { c.sequence_parallel = true; });
   if (o.zero == 0 && o.dp > 1) add("zero: 1", [](ParallelOptions& c) { c.zero = 1; });
   // The deeper ZeRO stages shard gradients (2) and parameters (3) over dp x cp too.
-  if (!o.fsdp && o.zero < 3 && o.dp * o.cp > 1 && o.schedule != PipeSchedule::kInterleaved)
+  if (!o.fsdp && o.zero < 3 && o.dp * o.cp > 1)
     add("zero: 3", [](ParallelOptions& c) { c.zero = 3; });
   if (o.micro_batch > 1) add("micro_batch: 1", [](ParallelOptions& c) { c.micro_batch = 1; });
   std::string best;

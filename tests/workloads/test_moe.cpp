@@ -472,3 +472,26 @@ TEST_CASE("parallel trace: a track per stream with the ops of one forward and ba
   CHECK(first_detail >= fwd_start);  // the graph's first op, after its launch
   CHECK(first_detail < fwd_end);
 }
+
+// Interleaving: virtual stage k runs on device k mod pp, so its CP rings, EP groups and ZeRO-3
+// groups are that device's. Before this was placed by device, virtual stage 2 of 4 on 8 GPUs
+// (pp 2 x cp 2 x dp 2) asked for ranks 8-15 and the run threw out_of_range. Here virtual stages 0
+// and 2 both run on device 0, hold one layer each (4 layers / 4) and ring over the same ranks, so
+// their CP transfer times are equal.
+TEST_CASE("interleaved virtual stages use their device's CP and ZeRO-3 groups", "[unit]") {
+  const TransformerConfig m = small_dense();
+  const hw::SystemSpec sys = hw::find_system("dgx-h100");
+  ParallelOptions o = cp_options();
+  o.pp = 2, o.dp = 2, o.cp = 2, o.global_batch = 4;
+  o.schedule = PipeSchedule::kInterleaved, o.virtual_stages = 2;
+  ParallelOptions ov = o;
+  ov.pp = 4;  // virtual stages, as run_parallel builds them
+  CollectiveTimes coll(sys);
+  const StageGraphs s0 = build_stage(m, ov, 0, sys.node.gpu, coll, TimingMode::kFast, 2);
+  const StageGraphs s2 = build_stage(m, ov, 2, sys.node.gpu, coll, TimingMode::kFast, 2);
+  CHECK(s0.cp_fwd_s > 0);
+  CHECK(s2.cp_fwd_s == s0.cp_fwd_s);
+  CHECK_NOTHROW(run_parallel(m, o, sys, TimingMode::kFast));
+  o.cp = 1, o.zero = 3;
+  CHECK_NOTHROW(run_parallel(m, o, sys, TimingMode::kFast));
+}
