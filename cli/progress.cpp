@@ -16,12 +16,21 @@ std::string duration_text(double s) {
 }  // namespace
 
 Progress::Progress(std::size_t total, std::size_t already, std::string what)
-    : total_(total), already_(already), what_(std::move(what)), tty_(isatty(STDERR_FILENO) == 1) {
-  start_ = last_draw_ = Clock::now();
+    : Progress(total, already, std::move(what), isatty(STDERR_FILENO) == 1, stderr, Clock::now) {}
+
+Progress::Progress(std::size_t total, std::size_t already, std::string what, bool tty,
+                   std::FILE* out, std::function<Clock::time_point()> now)
+    : total_(total),
+      already_(already),
+      what_(std::move(what)),
+      tty_(tty),
+      out_(out),
+      now_(std::move(now)) {
+  start_ = last_draw_ = now_();
 }
 
 std::string Progress::line() const {
-  const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+  const double elapsed = std::chrono::duration<double>(now_() - start_).count();
   const std::size_t left = total_ - already_;
   const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
   const std::size_t all = already_ + done_;
@@ -40,26 +49,26 @@ std::string Progress::line() const {
 
 void Progress::tick() {
   ++done_;
-  const auto now = Clock::now();
+  const auto now = now_();
   if (tty_) {
     if (now - last_draw_ < std::chrono::milliseconds(100) && already_ + done_ < total_) return;
     last_draw_ = now;
-    std::fprintf(stderr, "\r%s\x1b[K", line().c_str());
-    std::fflush(stderr);
+    std::fprintf(out_, "\r%s\x1b[K", line().c_str());
+    std::fflush(out_);
     return;
   }
   const int decile = total_ ? static_cast<int>(10 * (already_ + done_) / total_) : 10;
   if (decile > last_decile_ || now - last_draw_ >= std::chrono::seconds(5)) {
     last_decile_ = decile;
     last_draw_ = now;
-    std::fprintf(stderr, "%s\n", line().c_str());
+    std::fprintf(out_, "%s\n", line().c_str());
   }
 }
 
 void Progress::finish() {
   if (finished_) return;
   finished_ = true;
-  if (tty_) std::fprintf(stderr, "\r%s\x1b[K\n", line().c_str());
+  if (tty_) std::fprintf(out_, "\r%s\x1b[K\n", line().c_str());
 }
 
 }  // namespace ridge::cli

@@ -13,6 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace ridge::hw {
 
@@ -39,19 +42,121 @@ struct Budget {
   long long nodes = 0;
 };
 
+[[noreturn]] void throw_too_many_nodes(const std::string& file, const YAML::Mark& mark) {
+  throw ConfigException(
+      {{file, mark.line + 1, mark.column + 1, "",
+        fmt::format("more than {} YAML nodes with aliases expanded (the limit; an alias bomb?)",
+                    kMaxYamlNodes)}});
+}
+[[noreturn]] void throw_too_deep(const std::string& file, const YAML::Mark& mark) {
+  throw ConfigException(
+      {{file, mark.line + 1, mark.column + 1, "",
+        fmt::format("nested more than {} levels deep (the limit)", kMaxYamlDepth)}});
+}
+std::string key_text(const YAML::Node& key) {
+  return key.IsScalar() ? key.Scalar() : std::string("<non-scalar key>");
+}
+// Where convert() takes a map value's mark from: the value's, or the key's for a null value.
+YAML::Mark value_mark(const YAML::Node& key, const YAML::Node& value) {
+  return value.IsNull() ? key.Mark() : value.Mark();
+}
+
+// The same refusals as convert() (node count, depth, duplicate key), found without building the
+// tree. An alias bomb expands to the node limit in convert(), seconds of work for a few hundred
+// bytes; here each yaml-cpp node is measured once (an alias shares its anchor's node), so a bomb
+// is refused in time proportional to its text. The walk then finds the error convert() would
+// throw first, at the same place, skipping the subtrees that cannot hold it.
+class Precheck {
+ public:
+  explicit Precheck(const std::string& file) : file_(file) {}
+
+  /// Throws what convert(y, ..., mark, 0) would throw, if anything.
+  void run(const YAML::Node& y, const YAML::Mark& mark) {
+    const Size s = size(y, 0);
+    if (s.known && s.nodes <= kMaxYamlNodes && s.height <= kMaxYamlDepth && !s.duplicate) return;
+    long long nodes = 0;
+    walk(y, mark, 0, nodes);
+  }
+
+ private:
+  // A subtree as convert() would make it: nodes (map values and sequence items; saturated just
+  // above the limit), height below its root, and whether a map inside repeats a key. Unknown
+  // when the measuring went deeper than the depth limit (a cycle, or just deep): then the walk
+  // goes through it as convert() does.
+  struct Size {
+    long long nodes = 1;
+    int height = 0;
+    bool duplicate = false;
+    bool known = true;
+  };
+  const std::string& file_;
+  // Measured nodes by byte offset, told apart by identity (YAML::Node::is) where offsets repeat.
+  std::unordered_map<std::size_t, std::vector<std::pair<YAML::Node, Size>>> memo_;
+
+  Size size(const YAML::Node& y, int depth) {
+    if (!y.IsSequence() && !y.IsMap()) return {};
+    if (depth > kMaxYamlDepth) return {1, 0, false, false};
+    auto& bucket = memo_[y.Mark().pos];
+    for (const auto& [n, s] : bucket)
+      if (n.is(y)) return s;
+    Size s;
+    std::vector<std::string> keys;
+    auto add = [&](const Size& c) {
+      s.nodes = std::min(s.nodes + c.nodes, kMaxYamlNodes + 1);
+      s.height = std::max(s.height, c.height + 1);
+      s.duplicate = s.duplicate || c.duplicate;
+      s.known = s.known && c.known;
+    };
+    if (y.IsSequence()) {
+      for (const auto& item : y) add(size(item, depth + 1));
+    } else {
+      for (const auto& kv : y) {
+        add(size(kv.second, depth + 1));
+        std::string key = key_text(kv.first);
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) s.duplicate = true;
+        keys.push_back(std::move(key));
+      }
+    }
+    bucket.emplace_back(y, s);
+    return s;
+  }
+
+  // convert()'s order: count the node, check its depth, then its children in order (a map's
+  // duplicate key after its value's subtree). A child whose whole subtree fits in the count
+  // left, within the depth and without duplicates is added without going in.
+  void walk(const YAML::Node& y, const YAML::Mark& mark, int depth, long long& nodes) {
+    if (++nodes > kMaxYamlNodes) throw_too_many_nodes(file_, mark);
+    if (depth > kMaxYamlDepth) throw_too_deep(file_, mark);
+    auto child = [&](const YAML::Node& c, const YAML::Mark& m) {
+      const Size s = size(c, depth + 1);
+      if (s.known && nodes + s.nodes <= kMaxYamlNodes && depth + 1 + s.height <= kMaxYamlDepth &&
+          !s.duplicate) {
+        nodes += s.nodes;
+        return;
+      }
+      walk(c, m, depth + 1, nodes);
+    };
+    if (y.IsSequence()) {
+      for (const auto& item : y) child(item, item.Mark());
+    } else if (y.IsMap()) {
+      std::vector<std::string> keys;
+      for (const auto& kv : y) {
+        child(kv.second, value_mark(kv.first, kv.second));
+        std::string key = key_text(kv.first);
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+          throw ConfigException({{file_, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key,
+                                  "duplicate key"}});
+        }
+        keys.push_back(std::move(key));
+      }
+    }
+  }
+};
+
 ConfigNode convert(const YAML::Node& y, Budget& budget, const YAML::Mark& mark, int depth) {
   const std::string& file = budget.file;
-  if (++budget.nodes > kMaxYamlNodes) {
-    throw ConfigException(
-        {{file, mark.line + 1, mark.column + 1, "",
-          fmt::format("more than {} YAML nodes with aliases expanded (the limit; an alias bomb?)",
-                      kMaxYamlNodes)}});
-  }
-  if (depth > kMaxYamlDepth) {
-    throw ConfigException(
-        {{file, mark.line + 1, mark.column + 1, "",
-          fmt::format("nested more than {} levels deep (the limit)", kMaxYamlDepth)}});
-  }
+  if (++budget.nodes > kMaxYamlNodes) throw_too_many_nodes(file, mark);
+  if (depth > kMaxYamlDepth) throw_too_deep(file, mark);
   ConfigNode n;
   n.file = file;
   n.line = mark.line + 1;
@@ -114,6 +219,7 @@ ConfigNode* ConfigNode::find(std::string_view key) {
 ConfigNode parse_yaml(const std::string& text, const std::string& file) {
   try {
     YAML::Node y = YAML::Load(text);
+    Precheck(file).run(y, y.Mark());
     Budget budget{file};
     return convert(y, budget, y.Mark(), 0);
   } catch (const YAML::Exception& e) {

@@ -226,7 +226,10 @@ SystemSpec read_system_spec(const LoadedConfig& config) {
       const long long need = static_cast<long long>(n.gpus) * n.pcie.lanes_per_gpu +
                              static_cast<long long>(n.nics.count) * n.nics.lanes;
       if (n.pcie.lanes > 0 && need > n.pcie.lanes) {
-        sink.add(*nic->node().find("count"), nic->key_path("count"),
+        // `count` may be absent (0 NICs: the GPUs alone overflow the lanes): then the place is
+        // the `nics` map itself (found by fuzz_config: this dereferenced the missing key).
+        const ConfigNode* count = nic->node().find("count");
+        sink.add(count ? *count : nic->node(), nic->key_path("count"),
                  fmt::format("{} NICs x {} lanes + {} GPUs x {} lanes = {} PCIe lanes, but the "
                              "node has {} (node.pcie.lanes)",
                              n.nics.count, n.nics.lanes, n.gpus, n.pcie.lanes_per_gpu, need,

@@ -48,7 +48,7 @@ for f in tests/workloads/data/kineto/*.json.gz; do
   gzip -dc "$f" >"$kineto_seeds/$(basename "$f" .gz)" || true  # truncated.json.gz ends early
 done
 fuzz fuzz_config "${RIDGE_FUZZ_SECONDS:-25}" yaml configs/hw/*.yaml configs/systems/*.yaml \
-  tests/data/config-errors/*.yaml tests/data/systems/*.yaml
+  tests/data/config-errors/*.yaml tests/data/systems/*.yaml fuzz/corpus/config/*
 fuzz fuzz_model 15 yaml configs/models/*.yaml fuzz/corpus/model/*
 fuzz fuzz_study 20 yaml configs/studies/*.yaml tests/workloads/data/bad_study.yaml fuzz/corpus/study/*
 fuzz fuzz_records 15 json tests/data/records/*.json validate/data/h200/launch.json fuzz/corpus/records/*

@@ -3,6 +3,8 @@
 // the op.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "hw/gpu_loader.hpp"
@@ -206,4 +208,28 @@ TEST_CASE("a model name the file system refuses is a missing model", "[config-er
   CHECK(r.status == 2);
   CHECK(!contains(r.output, "filesystem error"));
   CHECK(contains(r.output, "problem(s) in the configuration"));
+}
+
+TEST_CASE("crash: a system's nics without count is a lanes error, not SIGSEGV", "[config-errors]") {
+  // Found by the long fuzz_config run (UBSan: reference binding to a null pointer): the NIC-lanes
+  // check pointed at the `count` key, which may be absent (0 NICs, the table's default). The
+  // shipped DGX H100 without its NIC count and with 64 PCIe lanes: the 8 GPUs alone need
+  // 8 x 16 = 128 lanes, more than 64.
+  std::ifstream in(shipped("systems/dgx-h100.yaml"), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto drop = text.find("      count: 8\n");
+  REQUIRE(drop != std::string::npos);
+  text.erase(drop, std::string("      count: 8\n").size());
+  const auto lanes = text.find("      lanes: 256\n");
+  REQUIRE(lanes != std::string::npos);
+  text.replace(lanes, std::string("      lanes: 256\n").size(), "      lanes: 64\n");
+  Scratch s;
+  s.write("sys.yaml", text);
+  const Run r = run_ridge("system show sys.yaml", s.dir);
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, "sys.yaml:"));
+  CHECK(contains(r.output,
+                 "node.nics.count: 0 NICs x 16 lanes + 8 GPUs x 16 lanes = 128 PCIe "
+                 "lanes, but the node has 64 (node.pcie.lanes)"));
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include "hw/config.hpp"
 #include "hw/limits.hpp"
 #include "workloads/graph.hpp"
 
@@ -146,4 +147,68 @@ TEST_CASE("limits: a workload graph stops at 500,000 ops", "[unit]") {
   CHECK(static_cast<long long>(g.size()) == ridge::hw::kMaxGraphOps);
   CHECK_THROWS_WITH(g.add(ridge::workloads::OpNode{}),
                     Catch::Contains("graph has more than 500000 ops (the limit"));
+}
+
+namespace {
+// parse_yaml's error for `text`, as "file:line:col: path: message" ("" when it parses).
+std::string yaml_error(const std::string& text) {
+  try {
+    (void)ridge::hw::parse_yaml(text, "x.yaml");
+  } catch (const ridge::hw::ConfigException& e) {
+    return e.errors().size() == 1 ? e.errors()[0].str() : e.what();
+  }
+  return "";
+}
+std::string bomb_levels(int levels) {  // the alias bomb of the test above, `levels` lines
+  std::string bomb =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  const std::string names = "abcdefghi";
+  for (int i = 1; i < levels; ++i) {
+    bomb += std::string(1, names[i]) + ": &" + names[i] + " [";
+    for (int k = 0; k < 9; ++k) bomb += std::string(k ? "," : "") + "*" + names[i - 1];
+    bomb += "]\n";
+  }
+  return bomb;
+}
+long long count_nodes(const ridge::hw::ConfigNode& n) {
+  long long c = 1;
+  for (const auto& e : n.entries) c += count_nodes(e.second);
+  for (const auto& i : n.items) c += count_nodes(i);
+  return c;
+}
+const std::string kTooMany =
+    ": (top): more than 200000 YAML nodes with aliases expanded (the limit; an alias bomb?)";
+}  // namespace
+
+TEST_CASE("limits: YAML limits are found without expanding aliases, where expanding meets them",
+          "[config-errors]") {
+  // Node counts (map values and list items, as the tree holds them): a = 1 + 9 = 10, b = 1 + 9a
+  // = 91, c = 820, d = 7381, e = 66430, f = 597871; the root map 1. In file order the root, a..e
+  // make 74,733; f's list 74,734; its first *e 141,164; the second would pass 200,000, so the
+  // count goes into it (e's list 141,165), then 7 of its *d (192,832), into the 8th (192,833),
+  // 8 *c (199,393), into the 9th (199,394), 6 *b (199,940), into the 7th (199,941), 5 *a
+  // (199,991), into the 6th (199,992): its 9 "lol" are 199,993..200,001. The 200,001st is a's
+  // 9th "lol", on line 1 at column 7 + 6 x 8 + 1 = 56.
+  CHECK(yaml_error(bomb_levels(9)) == "x.yaml:1:56" + kTooMany);
+  // Five levels (up to e): 1 + 10 + 91 + 820 + 7381 + 66430 = 74,733 nodes, all built.
+  const auto tree = ridge::hw::parse_yaml(bomb_levels(5), "x.yaml");
+  CHECK(count_nodes(tree) == 74733);
+  // A duplicate key before the node limit is reached is reported first, one after it is not.
+  CHECK(yaml_error("z: 1\nz: 2\n" + bomb_levels(9)) == "x.yaml:2:1: z: duplicate key");
+  CHECK(yaml_error(bomb_levels(9) + "a: 1\n") == "x.yaml:1:56" + kTooMany);
+  // A duplicate inside an aliased map, at its first expansion: "a: &a {x: 1, " is 13 columns.
+  CHECK(yaml_error("a: &a {x: 1, x: 2}\nb: [*a, *a]\n") == "x.yaml:1:14: x: duplicate key");
+  // 130 nested lists: the 130th, at column 130, is at depth 129, beyond the 128 levels.
+  CHECK(yaml_error(std::string(130, '[') + std::string(130, ']')) ==
+        "x.yaml:1:130: (top): nested more than 128 levels deep (the limit)");
+  CHECK(yaml_error(std::string(129, '[') + std::string(129, ']')).empty());
+  // Exactly at the limit: root 1 + a (1 + 270) + b (1 + 737 x 271) = 2 + 738 x 271 = 200,000
+  // nodes are accepted; one more key's value is the 200,001st, refused at "c: 1"'s value.
+  std::string exact = "a: &a [";
+  for (int k = 0; k < 270; ++k) exact += k ? ",1" : "1";
+  exact += "]\nb: [";
+  for (int k = 0; k < 737; ++k) exact += k ? ",*a" : "*a";
+  exact += "]\n";
+  CHECK(yaml_error(exact).empty());
+  CHECK(yaml_error(exact + "c: 1\n") == "x.yaml:3:4" + kTooMany);
 }
