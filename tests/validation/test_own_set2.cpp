@@ -1,0 +1,54 @@
+// validate/'s own programs on the H200, round 2 (issue 18 point 6): the two mechanisms own-set1's
+// misses showed that the model now has (models/kernel.cpp hbm_atom_amplification; the pageable
+// host-to-device staging of models/op_library.cpp with hw/model_params.cpp's host_cache_bytes and
+// pcie_efficiency_pageable_uncached), each checked against a hand derivation.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel.hpp"
+#include "models/kernel_model.hpp"
+#include "models/op.hpp"
+
+using namespace ridge;
+
+TEST_CASE("strided reads between a sector and an atom apart move the whole span from HBM",
+          "[validation][own-set2]") {
+  // 64-byte HBM atoms, 32-byte sectors. A gap of g bytes between the elements a warp reads:
+  // g <= 32: the sectors already count every byte (factor 1); 32 < g < 64: every atom of the span
+  // is touched, so HBM moves g bytes per element, g / 32 sectors' worth; g >= 64: one whole atom
+  // per element, 64 / 32 = 2.
+  CHECK(models::hbm_atom_amplification(4, 1, 64) == 1.0);
+  CHECK(models::hbm_atom_amplification(4, 8, 64) == 1.0);          // 32 B
+  CHECK(models::hbm_atom_amplification(4, 10, 64) == 1.25);        // 40 B
+  CHECK(models::hbm_atom_amplification(4, 12, 64) == 1.5);         // 48 B (own-set1: fp32 s12)
+  CHECK(models::hbm_atom_amplification(2, 24, 64) == 1.5);         // 48 B (own-set1: bf16 s24)
+  CHECK(models::hbm_atom_amplification(4, 16, 64) == 2.0);         // 64 B
+  CHECK(models::hbm_atom_amplification(4, 48, 64) == 2.0);         // 192 B
+  CHECK(models::hbm_atom_amplification(2, 20, 128) == 40.0 / 32);  // 40 B, 128-byte atoms
+}
+
+TEST_CASE("a pageable h2d copy reads the cached part of its source faster than the rest",
+          "[validation][own-set2]") {
+  hw::GpuSpec g = hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.yaml");
+  g.model["host_cache_bytes"] = 1e8;
+  g.model["pcie_efficiency_pageable"] = 0.25;
+  g.model["pcie_efficiency_pageable_uncached"] = 0.125;
+  g.model["copy_latency"] = 5e-6;
+  const double link = g.interconnect.pcie_bandwidth;
+  auto per_call = [&](long long bytes, const char* dir) {
+    const auto spec = models::OpSpec::from_json(
+        "copy", {{"bytes", bytes}, {"direction", dir}, {"memory", "pageable"}});
+    return models::predict_kernel(g, spec, models::Mode::kFast, models::Timing::kPerCall)
+        .per_call_time_s;
+  };
+  // Within the cache: latency + bytes at the cached rate.
+  CHECK(per_call(50'000'000, "h2d") == Approx(5e-6 + 5e7 / (0.25 * link)).epsilon(1e-12));
+  // 3e8 bytes: 1e8 at the cached rate, 2e8 at the DRAM rate.
+  CHECK(per_call(300'000'000, "h2d") ==
+        Approx(5e-6 + 1e8 / (0.25 * link) + 2e8 / (0.125 * link)).epsilon(1e-12));
+  // Device-to-host pageable copies keep one rate (the staging copy writes the destination).
+  const double d2h = g.param("pcie_efficiency_pageable_d2h");
+  CHECK(per_call(300'000'000, "d2h") == Approx(5e-6 + 3e8 / (d2h * link)).epsilon(1e-12));
+}
