@@ -7,9 +7,10 @@ Defaults: measured validate/data/h200/own-set2/own-set2.json, predicted
 validate/prereg/own-set2/predictions.json. Error = (predicted - measured) / measured of
 timing.median_us. Op classes as `ridge calibrate` names them (models/calibration.cpp op_class):
 GEMMs by dtype, elementwise vs strided elementwise, copies by direction, else the op; GEMMs with a
-leading dimension (k of A and B, n of C) that is not a multiple of 16 bytes form "gemm misaligned". Scored (the
-rule pre-registered in README.md): every case except "gemm misaligned" (and attention, of which
-set 2 has none: validate's WMMA teaching kernel, excluded from every fit and table as in set 1).
+leading dimension (k of A and B, n of C) that is not a multiple of 16 bytes form "gemm misaligned".
+Scored (the rule pre-registered in README.md): every case except "gemm misaligned" (and attention,
+of which set 2 has none: validate's WMMA teaching kernel, excluded from every fit and table as in
+set 1).
 Targets (issue 18 point 6): median |error| <= 5%, p90 <= 15%, every op class's median <= 10%.
 --write writes errors.md and errors.json beside this script; --readme replaces the table between
 <!-- own-set2:begin --> and <!-- own-set2:end --> in validate/README.md.

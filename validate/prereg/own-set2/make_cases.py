@@ -1,12 +1,12 @@
-"""Writes validate/prereg/own-set2/cases.json: the own-program pre-registered set 2 (issue 18 point 6).
+"""Writes validate/prereg/own-set2/cases.json: own-program pre-registered set 2 (issue 18 point 6).
 
   python3 validate/prereg/own-set2/make_cases.py [--check-only]
 
 Every case is one validate/ridge-bench program at a shape or size that none of the committed
 records measured (checked here by op and params against validate/data/h200/{gemm,kernels,memory,
-launch,compute}.json and own-set1's cases; the script stops if one is). The file is a ridge.records/1 document without
-timings: `ridge predict` predicts it and `ridge-bench --cases` measures it, writing records with the
-same ids and params. Deterministic: the same script writes the same bytes.
+launch,compute}.json and own-set1's cases; the script stops if one is). The file is a
+ridge.records/1 document without timings: `ridge predict` predicts it and `ridge-bench --cases`
+measures it, writing records with the same ids and params. Deterministic: the same script writes the same bytes.
 """
 import json
 import math
@@ -79,16 +79,19 @@ def gemm_rec(dtype, m, n, k):
 
 def elementwise_cases():
     out = []
-    contiguous = [("add", "bf16", 7_000_000), ("mul", "fp32", 20_000_000), ("copy", "fp32", 150_000_000),
-                  ("gelu", "bf16", 1 << 25), ("silu", "fp32", 300_000_000), ("relu", "bf16", 1 << 27),
-                  ("gelu", "fp32", 5_000_000), ("add", "fp32", 80_000_000), ("silu", "bf16", 12_000_000),
-                  ("copy", "bf16", 400_000_000), ("mul", "bf16", 1 << 23)]
+    contiguous = [("add", "bf16", 7_000_000), ("mul", "fp32", 20_000_000),
+                  ("copy", "fp32", 150_000_000), ("gelu", "bf16", 1 << 25),
+                  ("silu", "fp32", 300_000_000), ("relu", "bf16", 1 << 27),
+                  ("gelu", "fp32", 5_000_000), ("add", "fp32", 80_000_000),
+                  ("silu", "bf16", 12_000_000), ("copy", "bf16", 400_000_000),
+                  ("mul", "bf16", 1 << 23)]
     # Gaps (element bytes x stride) of 4 to 512 bytes; 20-56 bytes (fp32 5, 7, 10, 14; bf16 20)
     # test the span rule between a sector and an HBM atom.
-    strided = [("copy", "fp32", 1 << 22, 10), ("add", "bf16", 1 << 23, 20), ("gelu", "fp32", 5_000_000, 7),
-               ("relu", "fp32", 1 << 24, 14), ("mul", "bf16", 1 << 25, 3), ("silu", "fp32", 1 << 21, 40),
-               ("copy", "bf16", 1 << 22, 96), ("add", "fp32", 1 << 20, 128), ("relu", "bf16", 30_000_000, 2),
-               ("copy", "fp32", 1 << 25, 5)]
+    strided = [("copy", "fp32", 1 << 22, 10), ("add", "bf16", 1 << 23, 20),
+               ("gelu", "fp32", 5_000_000, 7), ("relu", "fp32", 1 << 24, 14),
+               ("mul", "bf16", 1 << 25, 3), ("silu", "fp32", 1 << 21, 40),
+               ("copy", "bf16", 1 << 22, 96), ("add", "fp32", 1 << 20, 128),
+               ("relu", "bf16", 30_000_000, 2), ("copy", "fp32", 1 << 25, 5)]
     for op, dt, n in contiguous:
         out.append(rec(f"elementwise/{op}/{dt}/n{n}/s1", "elementwise",
                        {"op": op, "n": n, "dtype": dt, "stride": 1}))
@@ -123,7 +126,8 @@ def membw_cases():
     out = []
     for kind, b in [("read", 40 * MiB), ("write", 200 * MiB), ("copy", 100 * MiB),
                     ("read", 1536 * MiB), ("write", 2560 * MiB), ("copy", 640 * MiB),
-                    ("read", 5 * GiB), ("copy", 20 * MiB), ("write", 10 * MiB), ("read", 320 * MiB)]:
+                    ("read", 5 * GiB), ("copy", 20 * MiB), ("write", 10 * MiB),
+                    ("read", 320 * MiB)]:
         ws = 2 * b if kind == "copy" else b
         sets = rotation_sets(ws, 512) if ws < 4 * L2_BYTES else 1
         id_ = f"membw/{kind}/{human(b)}" + (f"/rotate{sets}" if sets > 1 else "")
