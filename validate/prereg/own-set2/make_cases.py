@@ -6,7 +6,8 @@ Every case is one validate/ridge-bench program at a shape or size that none of t
 records measured (checked here by op and params against validate/data/h200/{gemm,kernels,memory,
 launch,compute}.json and own-set1's cases; the script stops if one is). The file is a
 ridge.records/1 document without timings: `ridge predict` predicts it and `ridge-bench --cases`
-measures it, writing records with the same ids and params. Deterministic: the same script writes the same bytes.
+measures it, writing records with the same ids and params. Deterministic: the same script writes
+the same bytes.
 """
 import json
 import math
