@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 56> kParams = {{
+constexpr std::array<ModelParamDecl, 58> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -175,11 +175,24 @@ constexpr std::array<ModelParamDecl, 56> kParams = {{
     {"pcie_efficiency_pinned", Dimension::kFraction, 0.85, 0.05, 1.0,
      "fraction of PCIe rate for pinned copies"},
     {"pcie_efficiency_pageable", Dimension::kFraction, 0.40, 0.01, 1.0,
-     "fraction of PCIe rate for pageable host-to-device copies"},
+     "fraction of PCIe rate for pageable host-to-device copies (source in the host's caches)"},
     // The staging copy differs by direction: on the lent H200's host pageable h2d ran at 7.7 GB/s
     // and d2h at 14.1 GB/s (validate/data/h200/memory.json).
     {"pcie_efficiency_pageable_d2h", Dimension::kFraction, 0.40, 0.01, 1.0,
      "fraction of PCIe rate for pageable device-to-host copies"},
+    // A pageable host-to-device copy is staged: the host copies the source into a pinned bounce
+    // buffer while the engine sends the previous chunk. The host copy reads the source from the
+    // host's caches for the part of the buffer they keep from the last copy (host_cache_bytes), and
+    // from host DRAM for the rest, at about half the rate: the lent H200's host moved 2-24 MiB at
+    // 13.5-16 GB/s and 192 MiB-1 GiB at 7.7-7.9 GB/s (validate/data/h200/memory.json,
+    // own-set1). Defaults: the DRAM rate from the slope between the 256 MiB and 1 GiB copies,
+    // (139537 - 33944) us over 768 MiB = 7.63 GB/s = 0.119 of PCIe Gen5 x16's 64 GB/s; the cache
+    // from the 64 MiB copy (6479 us): between 15 GB/s for the cached part and 7.7 for the rest,
+    // 35 MB of it was cached (about the last-level cache of one host CPU socket).
+    {"pcie_efficiency_pageable_uncached", Dimension::kFraction, 0.119, 0.01, 1.0,
+     "fraction of PCIe rate for the part of a pageable h2d copy read from host DRAM"},
+    {"host_cache_bytes", Dimension::kBytes, 35e6, 0.0, 4e9,
+     "bytes of a pageable h2d copy's source the host's caches keep between copies"},
     {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6,
      "fixed cost of one cudaMemcpyAsync, host or device"},
     // Power and clocks (models/clock_model.hpp). A GPU config that gives its board power cap turns

@@ -800,10 +800,19 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
       p.copy_bandwidth = gpu.memory.hbm_bandwidth * kp.hbm_efficiency;
     } else {
       p.copy_pcie = true;
-      const double pageable =
-          dir == "d2h" ? kp.pcie_efficiency_pageable_d2h : kp.pcie_efficiency_pageable;
-      p.copy_bandwidth = gpu.interconnect.pcie_bandwidth *
-                         (op.s("memory") == "pinned" ? kp.pcie_efficiency_pinned : pageable);
+      const double link = gpu.interconnect.pcie_bandwidth;
+      if (op.s("memory") == "pinned") {
+        p.copy_bandwidth = link * kp.pcie_efficiency_pinned;
+      } else if (dir == "d2h") {
+        p.copy_bandwidth = link * kp.pcie_efficiency_pageable_d2h;
+      } else {
+        // Pageable h2d: staged by a host copy whose source comes from the host's caches for the
+        // part they keep (host_cache_bytes) and from host DRAM for the rest (hw/model_params.cpp).
+        const double bytes = op.f("bytes"), cached = std::min(bytes, gpu.param("host_cache_bytes"));
+        const double t = cached / (link * kp.pcie_efficiency_pageable) +
+                         (bytes - cached) / (link * gpu.param("pcie_efficiency_pageable_uncached"));
+        p.copy_bandwidth = t > 0 ? bytes / t : link * kp.pcie_efficiency_pageable;
+      }
     }
     p.detail["engine"] = "copy";
     p.detail["direction"] = dir;

@@ -1,0 +1,170 @@
+// validate/'s own programs on the H200, round 2 (issue 18 point 6): the two mechanisms own-set1's
+// misses showed that the model now has (models/kernel.cpp hbm_atom_amplification; the pageable
+// host-to-device staging of models/op_library.cpp with hw/model_params.cpp's host_cache_bytes and
+// pcie_efficiency_pageable_uncached), each checked against a hand derivation; the freeze of
+// pre-registered set 2 (validate/prereg/own-set2) and its targets on the measurement
+// (validate/data/h200/own-set2; validate/README.md, "Own programs, pre-registered set 2").
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel.hpp"
+#include "models/kernel_model.hpp"
+#include "models/op.hpp"
+#include "models/records.hpp"
+
+using namespace ridge;
+
+TEST_CASE("strided reads between a sector and an atom apart move the whole span from HBM",
+          "[validation][own-set2]") {
+  // 64-byte HBM atoms, 32-byte sectors. A gap of g bytes between the elements a warp reads:
+  // g <= 32: the sectors already count every byte (factor 1); 32 < g < 64: every atom of the span
+  // is touched, so HBM moves g bytes per element, g / 32 sectors' worth; g >= 64: one whole atom
+  // per element, 64 / 32 = 2.
+  CHECK(models::hbm_atom_amplification(4, 1, 64) == 1.0);
+  CHECK(models::hbm_atom_amplification(4, 8, 64) == 1.0);          // 32 B
+  CHECK(models::hbm_atom_amplification(4, 10, 64) == 1.25);        // 40 B
+  CHECK(models::hbm_atom_amplification(4, 12, 64) == 1.5);         // 48 B (own-set1: fp32 s12)
+  CHECK(models::hbm_atom_amplification(2, 24, 64) == 1.5);         // 48 B (own-set1: bf16 s24)
+  CHECK(models::hbm_atom_amplification(4, 16, 64) == 2.0);         // 64 B
+  CHECK(models::hbm_atom_amplification(4, 48, 64) == 2.0);         // 192 B
+  CHECK(models::hbm_atom_amplification(2, 20, 128) == 40.0 / 32);  // 40 B, 128-byte atoms
+}
+
+TEST_CASE("a pageable h2d copy reads the cached part of its source faster than the rest",
+          "[validation][own-set2]") {
+  hw::GpuSpec g = hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.yaml");
+  g.model["host_cache_bytes"] = 1e8;
+  g.model["pcie_efficiency_pageable"] = 0.25;
+  g.model["pcie_efficiency_pageable_uncached"] = 0.125;
+  g.model["copy_latency"] = 5e-6;
+  const double link = g.interconnect.pcie_bandwidth;
+  auto per_call = [&](long long bytes, const char* dir) {
+    const auto spec = models::OpSpec::from_json(
+        "copy", {{"bytes", bytes}, {"direction", dir}, {"memory", "pageable"}});
+    return models::predict_kernel(g, spec, models::Mode::kFast, models::Timing::kPerCall)
+        .per_call_time_s;
+  };
+  // Within the cache: latency + bytes at the cached rate.
+  CHECK(per_call(50'000'000, "h2d") == Approx(5e-6 + 5e7 / (0.25 * link)).epsilon(1e-12));
+  // 3e8 bytes: 1e8 at the cached rate, 2e8 at the DRAM rate.
+  CHECK(per_call(300'000'000, "h2d") ==
+        Approx(5e-6 + 1e8 / (0.25 * link) + 2e8 / (0.125 * link)).epsilon(1e-12));
+  // Device-to-host pageable copies keep one rate (the staging copy writes the destination).
+  const double d2h = g.param("pcie_efficiency_pageable_d2h");
+  CHECK(per_call(300'000'000, "d2h") == Approx(5e-6 + 3e8 / (d2h * link)).epsilon(1e-12));
+}
+
+// ---- own-set2 (validate/prereg/own-set2): the freeze until it is measured --------------------
+//
+// The model set 2 was pre-registered with is the model in the tree: its predictions reproduce the
+// committed ones (1e-6 relative; the file keeps every digit). A change to the fast model or the
+// calibrated H200 config fails this test: before the measurement such a change re-makes
+// predictions.json in a commit of its own; after it, the change needs a new pre-registered set
+// and removes this check in its own commit.
+TEST_CASE("own-set2: the current model reproduces the pre-registered predictions",
+          "[validation][own-set2]") {
+  const std::string root = RIDGE_SOURCE_DIR;
+  const hw::GpuSpec g = hw::find_gpu(root + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  std::ifstream f(root + "/validate/prereg/own-set2/predictions.json");
+  REQUIRE(f.good());
+  const auto pred = nlohmann::json::parse(f);
+  REQUIRE(pred.at("records").size() == 132);
+  for (const auto& r : pred.at("records")) {
+    const auto spec = models::OpSpec::from_json(r.at("op").get<std::string>(), r.at("params"));
+    const auto timing = r.at("timing").at("method") == "per_call" ? models::Timing::kPerCall
+                                                                  : models::Timing::kKernel;
+    const double t = models::predict_kernel(g, spec, models::Mode::kFast, timing).time_s * 1e6;
+    INFO(r.at("id").get<std::string>());
+    CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
+  }
+}
+
+// ---- own-set2's targets on the pre-registered predictions (errors.md: errors.py --write) -------
+//
+// Measured 2026-12-01 20:54 UTC, one call (validate/data/h200/own-set2/README.md); all 132 cases
+// ran. Scored as the README fixed before measuring: every case but the 2 GEMMs with a leading
+// dimension (k of A and B, n of C) that is not a multiple of 16 bytes.
+namespace {
+
+bool misaligned(const nlohmann::json& p) {
+  const std::string dt = p.at("dtype");
+  const int in = dt == "fp32" || dt == "tf32" ? 4 : (dt == "fp16" || dt == "bf16" ? 2 : 1);
+  const int out = dt.rfind("fp8", 0) == 0 ? 2 : in;
+  return (p.at("k").get<long long>() * in) % 16 != 0 ||
+         (p.at("n").get<long long>() * out) % 16 != 0;
+}
+
+std::string set2_class(const nlohmann::json& r) {
+  const std::string op = r.at("op");
+  const auto& p = r.at("params");
+  if (op == "gemm")
+    return misaligned(p) ? "gemm misaligned" : "gemm " + p.at("dtype").get<std::string>();
+  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
+  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
+  return op;
+}
+
+struct Set2 {
+  std::vector<double> all;                              // |error| of every scored case
+  std::map<std::string, std::vector<double>> by_class;  // |error| per op class, scored or not
+};
+
+const Set2& set2() {
+  static const Set2 e = [] {
+    const std::string root = RIDGE_SOURCE_DIR;
+    auto read = [](const std::string& path) {
+      std::ifstream f(path);
+      REQUIRE(f.good());
+      return nlohmann::json::parse(f);
+    };
+    const auto measured = read(root + "/validate/data/h200/own-set2/own-set2.json");
+    const auto pred = read(root + "/validate/prereg/own-set2/predictions.json");
+    std::map<std::string, double> p;
+    for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+    Set2 out;
+    for (const auto& r : measured.at("records")) {
+      const double m = r.at("timing").at("median_us");
+      const double err = std::abs(p.at(r.at("id")) - m) / m;
+      const std::string c = set2_class(r);
+      out.by_class[c].push_back(err);
+      if (c != "gemm misaligned") out.all.push_back(err);
+    }
+    return out;
+  }();
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("own-set2 pre-registered: 130 scored cases and 2 misaligned GEMMs measured",
+          "[validation][own-set2]") {
+  // 132 cases, all measured; 2 misaligned GEMMs not scored (rule fixed before measuring).
+  CHECK(set2().all.size() == 130);
+  CHECK(set2().by_class.at("gemm misaligned").size() == 2);
+}
+
+TEST_CASE("own-set2 pre-registered: kernels median <= 5% (met: 4.3%)", "[validation][own-set2]") {
+  CHECK(models::percentile(set2().all, 50) <= 0.05);
+}
+
+TEST_CASE("own-set2 pre-registered: kernels p90 <= 15% (missed: 21.0%)",
+          "[validation][own-set2][!shouldfail]") {
+  CHECK(models::percentile(set2().all, 90) <= 0.15);
+}
+
+TEST_CASE("own-set2 pre-registered: every op class median <= 10% (met: largest copy d2h 9.2%)",
+          "[validation][own-set2]") {
+  for (const auto& [c, v] : set2().by_class) {
+    if (c == "gemm misaligned") continue;
+    INFO(c << ": " << models::percentile(v, 50));
+    CHECK(models::percentile(v, 50) <= 0.10);
+  }
+}
