@@ -8,36 +8,13 @@ launch,compute}.json; the script stops if one is). The file is a ridge.records/1
 timings: `ridge predict` predicts it and `ridge-bench --cases` measures it, writing records with the
 same ids and params. Deterministic: the same script writes the same bytes.
 """
-import json
-import math
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
-DATA = os.path.join(ROOT, "validate", "data", "h200")
-L2_BYTES = 62914560  # validate/data/h200/device.json device.l2_bytes (H200: 60 MiB)
-MiB = 1 << 20
-GiB = 1 << 30
-
-
-def rotation_sets(working_set, max_sets):
-    """validate/bench_common.cu rotation_sets: enough buffer sets to cover 4x L2."""
-    want = (4 * L2_BYTES + working_set - 1) // working_set
-    return max(1, min(want, max_sets))
-
-
-def human(b):
-    units = ["B", "KiB", "MiB", "GiB", "TiB"]
-    u = 0
-    while u < 4 and b >= 1024 and b % 1024 == 0:
-        b //= 1024
-        u += 1
-    return f"{b}_{units[u]}"
-
-
-def rec(id_, op, params, method="kernel"):
-    return {"id": id_, "op": op, "params": params, "timing": {"method": method}}
+sys.path.insert(0, os.path.dirname(HERE))
+from own_prereg import (GiB, L2_BYTES, MiB, gemm_rec, human, rec,  # noqa: E402
+                        rotation_sets, write_cases)
 
 
 def gemm_cases():
@@ -70,12 +47,8 @@ def gemm_cases():
     }
     out = []
     for dtype, lst in shapes.items():
-        for m, n, k, group in lst:
-            # Only the model's parameters (ridge describe ops); ridge-bench's record adds group
-            # ("cases"), out_dtype (bf16 for fp8, else the input's) and fast_accum (false).
-            p = {"m": m, "n": n, "k": k, "dtype": dtype, "batch": 1, "trans_a": False,
-                 "trans_b": True}
-            out.append(rec(f"gemm/{dtype}/m{m}_n{n}_k{k}", "gemm", p))
+        for m, n, k, _group in lst:
+            out.append(gemm_rec(dtype, m, n, k))
     return out
 
 
@@ -166,68 +139,10 @@ def attention_cases():
     return out
 
 
-# Controls (not scored, not new): committed records measured again in the same device call, to
-# show whether the lent GPU runs as the one the model was fitted on (validate/data/h200).
-CONTROLS = ["gemm/bf16/m4096_n4096_k4096", "gemm/fp8_e4m3/m16_n8192_k8192",
-            "gemm/tf32/m2048_n2048_k2048", "membw/read/1_GiB", "softmax/bf16/r4096_c4096",
-            "layernorm/fp32/r8192_c4096", "elementwise/add/bf16/n16777216/s1",
-            "elementwise/copy/fp32/n16777216/s8", "copy/h2d/pinned/64_MiB", "copy/d2d/64_MiB",
-            "launch/graph/100"]
-
-
-def key(r):
-    """What makes two records the same case: op and the params that shape the work."""
-    p = dict(r["params"])
-    for k in ("group", "label", "batch", "trans_a", "trans_b", "out_dtype", "math"):
-        p.pop(k, None)
-    if r["op"] == "membw":
-        p.pop("buffers", None)
-    if p.get("fast_accum") is False:  # fp8 GEMMs: the default, as ridge-bench runs them here
-        p.pop("fast_accum")
-    return r["op"], json.dumps(p, sort_keys=True)
-
-
 def main():
     cases = (gemm_cases() + elementwise_cases() + row_cases() + membw_cases() + copy_cases() +
              launch_cases() + attention_cases())
-    seen = {}
-    controls = {}
-    for f in ["gemm", "kernels", "memory", "launch", "compute"]:
-        with open(os.path.join(DATA, f + ".json")) as fh:
-            for r in json.load(fh)["records"]:
-                seen.setdefault(key(r), r["id"])
-                if r["id"] in CONTROLS and f != "compute":
-                    controls[r["id"]] = rec(r["id"], r["op"], r["params"], r["timing"]["method"])
-    clash = [(c["id"], seen[key(c)]) for c in cases if key(c) in seen]
-    ids = [c["id"] for c in cases]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if clash or dup:
-        for a, b in clash:
-            print(f"case {a} is already measured as {b}", file=sys.stderr)
-        for a in dup:
-            print(f"case id {a} appears twice", file=sys.stderr)
-        sys.exit(1)
-    doc = {"schema": "ridge.records/1",
-           "generated_by": {"tool": "validate/prereg/own-set1/make_cases.py",
-                            "note": "cases without timings: predicted by ridge predict, "
-                                    "measured by ridge-bench --cases"},
-           "records": cases}
-    by_op = {}
-    for c in cases:
-        by_op[c["op"]] = by_op.get(c["op"], 0) + 1
-    print(f"{len(cases)} cases, none in the committed records: {by_op}", file=sys.stderr)
-    if "--check-only" in sys.argv:
-        return
-    with open(os.path.join(HERE, "cases.json"), "w") as fh:
-        json.dump(doc, fh, indent=1)
-        fh.write("\n")
-    ctl = {"schema": "ridge.records/1",
-           "generated_by": {"tool": "validate/prereg/own-set1/make_cases.py",
-                            "note": "controls: committed records measured again, not scored"},
-           "records": [controls[i] for i in CONTROLS]}
-    with open(os.path.join(HERE, "controls.json"), "w") as fh:
-        json.dump(ctl, fh, indent=1)
-        fh.write("\n")
+    write_cases("own-set1", HERE, cases, ())
 
 
 if __name__ == "__main__":
