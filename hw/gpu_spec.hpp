@@ -39,6 +39,8 @@ struct SmSpec {
   double l1_shared_per_sm = 0;                  ///< bytes, combined L1 and shared memory
   int fp32_lanes_per_sm = 0;                    ///< FP32 FMA lanes per SM (non-tensor)
   int schedulers_per_sm = 4;  ///< sub-partitions, each with a quarter of the register file
+
+  bool operator==(const SmSpec&) const = default;
 };
 
 struct ClockSpec {

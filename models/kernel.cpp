@@ -289,24 +289,4 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   return e;
 }
 
-double kernel_time_floor(long long grid, long long slots, int sms, double compute_s,
-                         double overhead_s, bool persistent) {
-  // estimate_kernel's waves with each one's time max(busy, dispatch) >= busy >= compute replaced
-  // by compute: the same operations in the same order on smaller or equal operands, so (rounding
-  // being monotonic) never above the estimate.
-  double t = 0;
-  long long remaining = grid;
-  auto wave = [&](long long blocks, double count) {
-    const int n = static_cast<int>((blocks + sms - 1) / sms);
-    const double compute = n * compute_s;
-    t += count * compute + (persistent ? 0.0 : count * overhead_s);
-  };
-  const long long full = remaining / slots;
-  if (full > 0) wave(slots, static_cast<double>(full));
-  remaining -= full * slots;
-  if (remaining > 0) wave(remaining, 1.0);
-  if (persistent && grid > 0) t += overhead_s;
-  return t;
-}
-
 }  // namespace ridge::models

@@ -127,12 +127,6 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& params, con
 
 /// One block's compute time alone on an SM (KernelSetup::compute_s), from the descriptor's work.
 double block_compute_s(const hw::GpuSpec& gpu, const KernelParams& params, const KernelDesc& desc);
-/// A floor under estimate_kernel's time for `grid` blocks over `slots` resident blocks on `sms`
-/// SMs, each block computing `compute_s` (block_compute_s) plus `overhead_s`: it drops only the
-/// memory and dispatch terms, so a search can skip a candidate whose floor exceeds its best time.
-double kernel_time_floor(long long grid, long long slots, int sms, double compute_s,
-                         double overhead_s, bool persistent = false);
-
 /// The closed form of one kernel's GPU time (no launch overhead): waves x per-wave time.
 struct KernelEstimate {
   double time_s = 0;

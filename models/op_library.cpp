@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -200,27 +198,10 @@ struct TileOccupancy {
 const std::vector<TileOccupancy>& tile_occupancy(const hw::GpuSpec& gpu,
                                                  const std::vector<Tile>& tiles, int tk,
                                                  double in_bytes, bool tensor) {
-  // Keyed by every SmSpec field occupancy() and the search read, the list and the k step.
-  uint64_t h = reinterpret_cast<uintptr_t>(&tiles);
-  auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  auto mixd = [&mix](double v) {
-    uint64_t u;
-    std::memcpy(&u, &v, sizeof u);
-    mix(u);
-  };
-  const hw::SmSpec& sm = gpu.sm;
-  for (int v :
-       {sm.count, sm.warp_size, sm.max_warps_per_sm, sm.max_blocks_per_sm, sm.max_threads_per_block,
-        sm.registers_per_sm, sm.max_registers_per_block, sm.max_registers_per_thread,
-        sm.register_allocation_unit, sm.schedulers_per_sm, tk, int(tensor)})
-    mix(static_cast<uint64_t>(static_cast<uint32_t>(v)));
-  for (double v : {sm.shared_memory_per_sm, sm.max_shared_memory_per_block,
-                   sm.reserved_shared_memory_per_block, sm.shared_memory_allocation_unit, in_bytes})
-    mixd(v);
-  for (double v : sm.shared_memory_carveouts) mixd(v);
+  // Keyed by the SM (occupancy() reads only it), the list, the k step, the input width and
+  // tensor cores; compared whole, so no other SM's table is ever served.
   struct Entry {
-    uint64_t key = 0;
-    hw::SmSpec sm;  // compared whole on a hit: a hash collision cannot serve another SM's table
+    hw::SmSpec sm;
     int tk = 0;
     double in_bytes = 0;
     bool tensor = false;
@@ -228,31 +209,17 @@ const std::vector<TileOccupancy>& tile_occupancy(const hw::GpuSpec& gpu,
     std::vector<TileOccupancy> table;
   };
   thread_local std::vector<Entry> cache;
-  auto same = [&](const Entry& e) {
-    const hw::SmSpec& a = e.sm;
-    return e.key == h && e.tiles == &tiles && e.tk == tk && e.in_bytes == in_bytes &&
-           e.tensor == tensor && a.count == sm.count && a.warp_size == sm.warp_size &&
-           a.max_warps_per_sm == sm.max_warps_per_sm &&
-           a.max_blocks_per_sm == sm.max_blocks_per_sm &&
-           a.max_threads_per_block == sm.max_threads_per_block &&
-           a.registers_per_sm == sm.registers_per_sm &&
-           a.max_registers_per_block == sm.max_registers_per_block &&
-           a.max_registers_per_thread == sm.max_registers_per_thread &&
-           a.register_allocation_unit == sm.register_allocation_unit &&
-           a.schedulers_per_sm == sm.schedulers_per_sm &&
-           a.shared_memory_per_sm == sm.shared_memory_per_sm &&
-           a.max_shared_memory_per_block == sm.max_shared_memory_per_block &&
-           a.reserved_shared_memory_per_block == sm.reserved_shared_memory_per_block &&
-           a.shared_memory_allocation_unit == sm.shared_memory_allocation_unit &&
-           a.shared_memory_carveouts == sm.shared_memory_carveouts;
-  };
+  const hw::SmSpec& sm = gpu.sm;
   for (std::size_t i = 0; i < cache.size(); ++i) {
-    if (!same(cache[i])) continue;
+    const Entry& c = cache[i];
+    if (c.tiles != &tiles || c.tk != tk || c.in_bytes != in_bytes || c.tensor != tensor ||
+        !(c.sm == sm))
+      continue;
     if (i > 0) std::swap(cache[i], cache[0]);
     return cache[0].table;
   }
   Entry e;
-  e.key = h, e.sm = sm, e.tk = tk, e.in_bytes = in_bytes, e.tiles = &tiles, e.tensor = tensor;
+  e.sm = sm, e.tk = tk, e.in_bytes = in_bytes, e.tiles = &tiles, e.tensor = tensor;
   for (const Tile& t : tiles) {
     const double smem = static_cast<double>(t.stages) * (t.m + t.n) * tk * in_bytes;
     TileOccupancy to;

@@ -861,7 +861,7 @@ TEST_CASE("H200 serving run 4: static set within the targets (10% throughput and
 // Marked to fail: Catch reports it passed only while some metric is outside its budget.
 TEST_CASE("H200 serving run 4: continuous sets within the targets (target, not met)",
           "[validation][serving][!shouldfail]") {
-  for (const std::string dir : {kServe4, kServe4 + "rate2/"})
+  for (const std::string& dir : {kServe4, kServe4 + "rate2/"})
     for (const auto& e : run4_errors(dir, "continuous")) {
       INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
       CHECK(std::fabs(e.error) <= e.budget);
