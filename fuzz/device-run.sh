@@ -4,6 +4,9 @@
 # fuzz/device-run.sh OUT SECONDS TARGET:WORKERS..., from a folder holding it and pkg.tar.xz
 # (fuzz/pack.sh), e.g. .devcarry/fuzz/ carried to the device: bash .devcarry/fuzz/device-run.sh
 # $OUT 380 fuzz_config:2 ...
+# With FUZZ_RESUME=FILE (a corpus.tar.gz an earlier run brought back, path relative to the
+# repository root or absolute), each target starts from that run's corpus for it as well as from
+# the seeds, so that the runs make one campaign (docs/hardening.md "Fuzzing").
 set -uo pipefail
 out="$1" secs="$2"
 shift 2
@@ -11,6 +14,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 rm -rf /tmp/ridge-fuzz /tmp/lr
 mkdir -p /tmp/ridge-fuzz "$out"
 tar -xJf "$here/pkg.tar.xz" -C /tmp/ridge-fuzz
+if [ -n "${FUZZ_RESUME:-}" ]; then
+  mkdir -p /tmp/ridge-fuzz/resume
+  tar -xzf "$FUZZ_RESUME" -C /tmp/ridge-fuzz/resume || exit 1
+  for d in /tmp/ridge-fuzz/resume/*/corpus; do
+    t="$(basename "$(dirname "$d")")"
+    [ -d "/tmp/ridge-fuzz/seeds/$t" ] && cp -n "$d"/* "/tmp/ridge-fuzz/seeds/$t/"
+  done
+fi
 {
   date -u
   uname -a
@@ -20,6 +31,7 @@ tar -xJf "$here/pkg.tar.xz" -C /tmp/ridge-fuzz
   free -g | head -2
   nvidia-smi -L 2>/dev/null
   strings /tmp/ridge-fuzz/bin/fuzz_kineto | grep -m1 -i 'clang version'
+  echo "resumed from: ${FUZZ_RESUME:-(seeds only)}"
   echo "command: RIDGE_CONFIG_DIR=/tmp/ridge-fuzz/configs /tmp/ridge-fuzz/long-run.sh" \
     "/tmp/ridge-fuzz/bin /tmp/ridge-fuzz/dict /tmp/ridge-fuzz/seeds /tmp/lr $secs $*"
 } >"$out/env.txt" 2>&1
