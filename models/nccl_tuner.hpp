@@ -79,6 +79,19 @@ class NcclTuner {
   /// NCCL's hwLat row for steps inside a node: 0 NVLink, 1 PCIe.
   int intra_link_class() const { return sys_.node.intra == hw::IntraFabric::kNvSwitch ? 0 : 1; }
   const hw::NcclTuning& tuning() const { return t_; }
+  /// The channels NCCL gives one ring collective of `bytes` (nccl-tests' size) with protocol
+  /// `p`: its channels (twice the search's) trimmed while bytes < channels x threads x
+  /// threshold (enqueue.cc topoGetAlgoInfo), then the channels its cells of 16 KiB traffic
+  /// fill (enqueue.cc scheduleCollTasksToPlan, one collective alone).
+  int ring_channels(CollOp op, double bytes, hw::NcclProto p) const;
+  /// NCCL's point-to-point plan for one peer of `bytes` (enqueue.cc addP2pToPlan).
+  struct P2pPlan {
+    hw::NcclProto proto = hw::NcclProto::kSimple;
+    int channels = 1;      ///< channels this peer's transfer is spread over
+    int per_peer_max = 1;  ///< p2pnChannelsPerPeer
+    int total = 1;         ///< p2pnChannels
+  };
+  P2pPlan p2p_plan(double bytes_per_peer) const;
 
  private:
   TuneCell price(CollOp op, double bytes, hw::NcclAlgo a, hw::NcclProto p) const;
