@@ -312,19 +312,19 @@ TEST_CASE("a ring's channels by size are the ones NCCL 2.28.9 logged on two H200
     int channels;
   };
   const Case cases[] = {
-      {CollOp::kAllReduce, P::kSimple, 32768, 1},      {CollOp::kAllReduce, P::kSimple, 131072, 4},
-      {CollOp::kAllReduce, P::kSimple, 524288, 16},    {CollOp::kAllReduce, P::kSimple, 2097152, 24},
-      {CollOp::kAllReduce, P::kLL, 8192, 1},           {CollOp::kAllReduce, P::kLL, 32768, 4},
-      {CollOp::kAllReduce, P::kLL, 131072, 16},        {CollOp::kAllReduce, P::kLL, 524288, 24},
-      {CollOp::kAllReduce, P::kLL128, 8192, 1},        {CollOp::kAllReduce, P::kLL128, 32768, 4},
-      {CollOp::kAllReduce, P::kLL128, 131072, 16},     {CollOp::kAllReduce, P::kLL128, 524288, 22},
-      {CollOp::kAllGather, P::kSimple, 131072, 4},     {CollOp::kAllGather, P::kSimple, 524288, 16},
-      {CollOp::kAllGather, P::kSimple, 2097152, 22},   {CollOp::kAllGather, P::kSimple, 8388608, 24},
-      {CollOp::kAllGather, P::kLL128, 32768, 2},       {CollOp::kAllGather, P::kLL128, 131072, 8},
-      {CollOp::kReduceScatter, P::kLL, 32768, 4},      {CollOp::kReduceScatter, P::kLL, 524288, 22},
-      {CollOp::kBroadcast, P::kSimple, 131072, 4},     {CollOp::kBroadcast, P::kSimple, 2097152, 22},
-      {CollOp::kBroadcast, P::kLL128, 32768, 2},       {CollOp::kBroadcast, P::kLL128, 131072, 8},
-      {CollOp::kBroadcast, P::kLL, 524288, 22},        {CollOp::kBroadcast, P::kLL, 8589934592.0, 24},
+      {CollOp::kAllReduce, P::kSimple, 32768, 1},    {CollOp::kAllReduce, P::kSimple, 131072, 4},
+      {CollOp::kAllReduce, P::kSimple, 524288, 16},  {CollOp::kAllReduce, P::kSimple, 2097152, 24},
+      {CollOp::kAllReduce, P::kLL, 8192, 1},         {CollOp::kAllReduce, P::kLL, 32768, 4},
+      {CollOp::kAllReduce, P::kLL, 131072, 16},      {CollOp::kAllReduce, P::kLL, 524288, 24},
+      {CollOp::kAllReduce, P::kLL128, 8192, 1},      {CollOp::kAllReduce, P::kLL128, 32768, 4},
+      {CollOp::kAllReduce, P::kLL128, 131072, 16},   {CollOp::kAllReduce, P::kLL128, 524288, 22},
+      {CollOp::kAllGather, P::kSimple, 131072, 4},   {CollOp::kAllGather, P::kSimple, 524288, 16},
+      {CollOp::kAllGather, P::kSimple, 2097152, 22}, {CollOp::kAllGather, P::kSimple, 8388608, 24},
+      {CollOp::kAllGather, P::kLL128, 32768, 2},     {CollOp::kAllGather, P::kLL128, 131072, 8},
+      {CollOp::kReduceScatter, P::kLL, 32768, 4},    {CollOp::kReduceScatter, P::kLL, 524288, 22},
+      {CollOp::kBroadcast, P::kSimple, 131072, 4},   {CollOp::kBroadcast, P::kSimple, 2097152, 22},
+      {CollOp::kBroadcast, P::kLL128, 32768, 2},     {CollOp::kBroadcast, P::kLL128, 131072, 8},
+      {CollOp::kBroadcast, P::kLL, 524288, 22},      {CollOp::kBroadcast, P::kLL, 8589934592.0, 24},
   };
   for (const Case& c : cases) {
     INFO(models::coll_op_name(c.op) << " " << hw::nccl_proto_name(c.p) << " " << c.bytes);
