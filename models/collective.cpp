@@ -536,13 +536,23 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   };
   run->result.sm_bound = plan.sm_cap;
   run->result.sm_loads_stores_per_byte = plan.sm_ops;
-  // The SM side binds where the cap it sets on a flow is below that flow's slowest link.
-  if (plan.sm_cap > 0)
+  // The SM side binds where the cap it sets on a flow is below that flow's slowest link (for
+  // point-to-point, below its even share of that link among the plan's flows crossing it:
+  // an all-to-all's peers share each GPU's port).
+  if (plan.sm_cap > 0) {
+    std::vector<std::uint32_t> crossing;
+    if (run->result.p2p) {
+      crossing.assign(net.link_count(), 0);
+      for (sim::LinkId id : plan.links) ++crossing[id.index];
+    }
     for (const PlannedFlow& f : plan.flows) {
       double slowest = std::numeric_limits<double>::infinity();
-      for (sim::LinkId id : path_of(f)) slowest = std::min(slowest, net.link_capacity(id));
+      for (sim::LinkId id : path_of(f))
+        slowest = std::min(slowest,
+                           net.link_capacity(id) / (crossing.empty() ? 1.0 : crossing[id.index]));
       if (f.cap < slowest * (1 - 1e-9)) run->result.sm_bound_binds = true;
     }
+  }
   // The collective's latency is NCCL's model for its algorithm and protocol, the links' own
   // hop latencies included: flows start once it has passed, less their paths' latency.
   double path_latency = 0;
