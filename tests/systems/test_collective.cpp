@@ -359,3 +359,38 @@ TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[ana
   CHECK(big.time_s == Approx(lat + 4 * s / (450e9 * 0.82)).epsilon(1e-6));
   CHECK_FALSE(big.sm_bound_binds);
 }
+
+TEST_CASE("NCCL constants: bad point-to-point and channel keys are file:line:col errors",
+          "[config-errors]") {
+  // The shipped file with a negative p2p block rate, a thread threshold list of two values and an
+  // unknown p2p key: all three reported at once, each naming its key.
+  std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto swap = [&text](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  swap("      hopper: 77.12\n", "      hopper: -1\n");
+  swap("    thread_threshold: [8, 8, 64]\n", "    thread_threshold: [8, 8]\n");
+  swap("    max_channels: 64\n", "    max_channels: 64\n    chunk_bytes: 1\n");
+  const std::string path = "test_collective_bad_p2p.yaml";
+  std::ofstream(path) << text;
+  std::vector<std::string> errors;
+  try {
+    hw::load_nccl_tuning(path);
+  } catch (const hw::ConfigException& e) {
+    for (const auto& err : e.errors()) errors.push_back(err.str());
+  }
+  std::remove(path.c_str());
+  REQUIRE(errors.size() == 3);
+  std::string all;
+  for (const auto& e : errors) all += e + "\n";
+  INFO(all);
+  CHECK(all.find("channels.thread_threshold") != std::string::npos);
+  CHECK(all.find("p2p.block_memory_gbps.hopper") != std::string::npos);
+  CHECK(all.find("chunk_bytes") != std::string::npos);
+  for (const auto& e : errors) CHECK(e.find(path + ":") == 0);
+}
