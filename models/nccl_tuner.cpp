@@ -144,7 +144,7 @@ NcclTuner::P2pPlan NcclTuner::p2p_plan(double bytes) const {
                     : 2;
   if (nodes_ > 1) {
     int net = q.net_channels_per_peer;
-    while (net * gpus_ > pow2_up(comm_ch) * 4 && net > 1) net /= 2;
+    while (net * gpus_ > comm_ch * 4 && net > 1) net /= 2;  // before rounding up
     peer_ch = std::min(peer_ch, net);
   }
   r.total = std::min(pow2_up(comm_ch), q.max_channels);

@@ -358,6 +358,19 @@ TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[ana
   const auto big = run(h200(), CollOp::kSendRecv, 4 * s, 2);
   CHECK(big.time_s == Approx(lat + 4 * s / (450e9 * 0.82)).epsilon(1e-6));
   CHECK_FALSE(big.sm_bound_binds);
+  // Across nodes (one GPU in each of 2 H100 nodes): a network peer gets
+  // NCCL_NCHANNELS_PER_NET_PEER's 2 channels (2 x 2 ranks <= 24 x 4: not halved), so
+  // p2pnChannelsPerPeer = 2; LL up to 2 x 16 KiB; Simple steps of 128 KiB
+  // (NCCL_P2P_NET_CHUNKSIZE), parts of 64 to 128 KiB: 1 channel up to 64 KiB, then 2, never
+  // doubled past p2pnChannelsPerPeer.
+  static const hw::SystemSpec cluster = hw::find_system("h100-1024");
+  const models::NcclTuner net(cluster, nccl(), 2, 1);
+  CHECK(net.p2p_plan(32768).proto == hw::NcclProto::kLL);
+  CHECK(net.p2p_plan(32769).proto == hw::NcclProto::kSimple);
+  CHECK(net.p2p_plan(65536).channels == 1);
+  CHECK(net.p2p_plan(65537).channels == 2);
+  CHECK(net.p2p_plan(1073741824.0).channels == 2);
+  CHECK(net.p2p_plan(1073741824.0).per_peer_max == 2);
 }
 
 TEST_CASE("NCCL constants: bad point-to-point and channel keys are file:line:col errors",
