@@ -81,12 +81,16 @@ std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec&
                      r.algbw / 1e9, r.busbw / 1e9);
   out += fmt::format("  latency part {} (NCCL's latency model); {} channels, {} SMs per GPU busy\n",
                      fmt_time(r.latency_s), r.channels, r.sm_blocks);
-  if (r.sm_bound > 0)
+  if (r.sm_bound > 0) {
+    // A ring's bound is its blocks together per edge; a point-to-point one is per peer, over
+    // that peer's channels.
+    const int blocks = r.p2p ? r.channels : r.sm_blocks;
     out += fmt::format(
-        "  SM side: {} blocks x {} of loads + stores, {:.2f} per byte sent: {} per ring edge, {}\n",
-        r.sm_blocks, fmt_bw(r.sm_bound * r.sm_loads_stores_per_byte / r.sm_blocks),
-        r.sm_loads_stores_per_byte, fmt_bw(r.sm_bound),
+        "  SM side: {} blocks x {} of loads + stores, {:.2f} per byte sent: {} per {}, {}\n",
+        blocks, fmt_bw(r.sm_bound * r.sm_loads_stores_per_byte / blocks),
+        r.sm_loads_stores_per_byte, fmt_bw(r.sm_bound), r.p2p ? "peer" : "ring edge",
         r.sm_bound_binds ? "below the links: the bottleneck" : "above the links");
+  }
   // When the channels' SM side binds, the busiest link is not what limits: say so in its label.
   if (!r.bottleneck.empty())
     out += fmt::format("  {}: {} ({} per direction), {:.0f}% of it used while data moved\n",

@@ -53,6 +53,12 @@ double NcclTuning::nvls_eff(std::string_view arch_class) const {
   return 0.0;
 }
 
+double NcclTuning::p2p_block_rate(std::string_view arch_class) const {
+  for (const auto& [name, r] : p2p.block_rate)
+    if (name == arch_class) return r;
+  return 0;
+}
+
 double NcclTuning::channel_mem_rate(std::string_view arch_class, NcclProto p) const {
   for (const auto& [name, r] : channel_memory_rate)
     if (name == arch_class) return r[static_cast<std::size_t>(p)];
@@ -165,6 +171,34 @@ NcclTuning load_nccl_tuning(const std::string& version_or_path) {
           for (double& x : v) x *= 1e9;
           t.channel_memory_rate.emplace_back(arch, v);
         }
+      m->finish();
+    }
+    if (auto m = n->map("channels")) {
+      m->ignore("source");
+      fill(*m, "ring_max_threads", t.coll_channels.ring_max_threads);
+      fill(*m, "thread_threshold", t.coll_channels.thread_threshold);
+      t.coll_channels.min_traffic_per_channel =
+          m->quantity("min_traffic_per_channel_bytes", Dimension::kCount, std::nullopt, 1, 1e12);
+      m->finish();
+    }
+    if (auto m = n->map("p2p")) {
+      m->ignore("source");
+      t.p2p.ll_threshold =
+          m->quantity("ll_threshold_bytes", Dimension::kCount, std::nullopt, 0, 1e12);
+      t.p2p.nvl_chunk = m->quantity("nvl_chunk_bytes", Dimension::kCount, std::nullopt, 1, 1e12);
+      t.p2p.net_chunk = m->quantity("net_chunk_bytes", Dimension::kCount, std::nullopt, 1, 1e12);
+      t.p2p.pci_chunk = m->quantity("pci_chunk_bytes", Dimension::kCount, std::nullopt, 1, 1e12);
+      t.p2p.net_channels_per_peer =
+          static_cast<int>(m->integer("net_channels_per_peer", std::nullopt, 1, 64));
+      t.p2p.max_channels = static_cast<int>(m->integer("max_channels", std::nullopt, 1, 1024));
+      if (auto b = m->map("block_memory_gbps")) {
+        b->ignore("source");
+        for (const char* arch : {"ampere", "hopper", "blackwell"})
+          if (b->node().find(arch))
+            t.p2p.block_rate.emplace_back(
+                arch, 1e9 * b->quantity(arch, Dimension::kCount, std::nullopt, 0, 1e4));
+        b->finish();
+      }
       m->finish();
     }
     if (auto m = n->map("protocols")) {

@@ -46,6 +46,23 @@ struct NcclTuning {
   /// A channel's SM-side data rate, bytes loaded + stored per second by its one CUDA block, by
   /// architecture class, [LL, LL128, Simple] (fitted; empty for a class without a measurement).
   std::vector<std::pair<std::string, std::array<double, kNcclProtos>>> channel_memory_rate;
+  /// How NCCL sizes a collective's and a point-to-point transfer's channels (enqueue.cc).
+  struct Channels {
+    std::array<double, kNcclProtos> ring_max_threads{};  ///< a ring block's threads
+    std::array<double, kNcclProtos> thread_threshold{};  ///< bytes per thread per channel
+    double min_traffic_per_channel = 16384;              ///< bytes (MinTrafficPerChannel)
+  } coll_channels;
+  struct P2p {
+    double ll_threshold = 16384;    ///< bytes per channel (NCCL_P2P_LL_THRESHOLD)
+    double nvl_chunk = 524288;      ///< Simple step over NVLink (NCCL_P2P_NVL_CHUNKSIZE)
+    double net_chunk = 131072;      ///< over the network (NCCL_P2P_NET_CHUNKSIZE)
+    double pci_chunk = 131072;      ///< over PCIe (NCCL_P2P_PCI_CHUNKSIZE)
+    int net_channels_per_peer = 2;  ///< NCCL_NCHANNELS_PER_NET_PEER's default
+    int max_channels = 64;          ///< MAXCHANNELS
+    /// A point-to-point channel's block: loads + stores per second (Simple), by architecture
+    /// class (fitted; empty where none is measured).
+    std::vector<std::pair<std::string, double>> block_rate;
+  } p2p;
   std::vector<std::pair<std::string, std::string>> sources, files;
 
   /// The caps of an architecture class ("hopper"); throws std::invalid_argument if unknown.
@@ -54,6 +71,8 @@ struct NcclTuning {
   double nvls_eff(std::string_view arch_class) const;
   /// A channel's SM-side memory rate (B/s) for an architecture class and protocol; 0 if none.
   double channel_mem_rate(std::string_view arch_class, NcclProto p) const;
+  /// A point-to-point channel's block rate (B/s of loads + stores) for a class; 0 if none.
+  double p2p_block_rate(std::string_view arch_class) const;
 };
 
 /// Loads configs/nccl/<version>.yaml (or a path). Throws ConfigException.

@@ -52,19 +52,24 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
   r.channels = tuner.channels();
   r.tune = tuner.tune(req.op, req.bytes);
   if (r.p2p) {
-    // NCCL sends point-to-point with LL below NCCL_P2P_LL_THRESHOLD (16 KiB per peer), else
-    // Simple (src/enqueue.cc); all-to-all and send/recv ignore NCCL_ALGO.
+    // NCCL sends a peer's data with LL while it is at most NCCL_P2P_LL_THRESHOLD (16 KiB) per
+    // channel of the peer's channels (src/enqueue.cc addP2pToPlan), else Simple, spread over a
+    // number of channels that grows with its size; NCCL_ALGO and NCCL_PROTO do not apply
+    // (measured: send/recv with LL forced moves 8 GiB at 365 GB/s on two H200s, as Simple).
     const double per_peer =
         req.op == CollOp::kAllToAll ? req.bytes / std::max(1, req.gpus) : req.bytes;
-    // NCCL_ALGO and NCCL_PROTO do not apply to point-to-point (measured: send/recv with LL
-    // forced moves 8 GiB at 365 GB/s on two H200s, as with Simple).
-    r.proto = per_peer <= 16384 ? NcclProto::kLL : NcclProto::kSimple;
+    const NcclTuner::P2pPlan pp = tuner.p2p_plan(per_peer);
+    r.proto = pp.proto;
     r.forced = false;
+    r.channels = pp.channels;
+    const int peers = req.op == CollOp::kAllToAll ? std::max(1, req.gpus) : 1;
+    r.sm_blocks = std::min(pp.total, pp.channels * peers);
     r.why = req.gpus < 2 ? "one rank: a local copy"
                          : fmt::format(
-                               "point-to-point, {} (NCCL: LL up to 16 KiB per peer; "
-                               "NCCL_ALGO/NCCL_PROTO do not apply)",
-                               hw::nccl_proto_name(r.proto));
+                               "point-to-point, {} on {} channels per peer (NCCL: LL up to {} "
+                               "KiB per peer; NCCL_ALGO/NCCL_PROTO do not apply)",
+                               hw::nccl_proto_name(r.proto), pp.channels,
+                               pp.per_peer_max * tuner.tuning().p2p.ll_threshold / 1024);
     // Ring's base latency and one hop of the link class crossed (NVLink, PCIe, network).
     const int link_class = tuner.nodes() > 1 ? 2 : tuner.intra_link_class();
     const int pi = static_cast<int>(r.proto);
@@ -72,7 +77,6 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
         tuner.tuning().base_lat_us[1][pi] + tuner.tuning().hw_lat_us[link_class][1][pi];
     r.latency_s = lat * 1e-6;
     r.nccl_model_us = 0;
-    r.sm_blocks = r.channels;
     return r;
   }
   int best = -1;
@@ -115,8 +119,11 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
   r.nccl_model_us = c.time_us;
   const bool nvls = c.algo == NcclAlgo::kNvls || c.algo == NcclAlgo::kNvlsTree;
   r.channels = nvls ? tuner.nvls_channels() : tuner.channels();
-  // NCCL launches twice the channels its search found on NVLink (one block each).
-  r.sm_blocks = nvls ? r.channels : 2 * r.channels;
+  // NCCL launches twice the channels its search found on NVLink (one block each); a ring uses
+  // fewer for small sizes (NCCL's trimming and its cells of 16 KiB traffic).
+  r.sm_blocks = nvls                        ? r.channels
+                : c.algo == NcclAlgo::kRing ? tuner.ring_channels(req.op, req.bytes, c.proto)
+                                            : 2 * r.channels;
   if (r.forced) {
     r.why = fmt::format("forced; NCCL's model prices it at {:.1f} us", c.time_us);
   } else {
@@ -411,7 +418,18 @@ struct Planner {
       std::sort(rails_used.begin(), rails_used.end());
       rails_used.erase(std::unique(rails_used.begin(), rails_used.end()), rails_used.end());
     }
-    if (choice.p2p) return p2p();
+    if (choice.p2p) {
+      // Inside a node each channel's block sends its share to the peer and receives the
+      // peer's (2 + 2 loads + stores per byte): a peer's transfer moves at most channels x
+      // rate / 4 (rate fitted on send/recv, Simple; none for LL, nor across nodes).
+      const double rate = t.p2p_block_rate(tuner.arch_class());
+      if (rate > 0 && tuner.nodes() == 1 && choice.proto == NcclProto::kSimple) {
+        sm_ops = 4;
+        sm_cap = choice.channels * rate / sm_ops;
+        cap_data = sm_cap;
+      }
+      return p2p();
+    }
     // The SM side of LL and LL128 channels caps them (NCCL's busbw caps); Simple is link-bound.
     const TuneCell* cell = nullptr;
     for (const TuneCell& c : choice.tune.cells)
@@ -518,13 +536,23 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   };
   run->result.sm_bound = plan.sm_cap;
   run->result.sm_loads_stores_per_byte = plan.sm_ops;
-  // The SM side binds where the cap it sets on a flow is below that flow's slowest link.
-  if (plan.sm_cap > 0)
+  // The SM side binds where the cap it sets on a flow is below that flow's slowest link (for
+  // point-to-point, below its even share of that link among the plan's flows crossing it:
+  // an all-to-all's peers share each GPU's port).
+  if (plan.sm_cap > 0) {
+    std::vector<std::uint32_t> crossing;
+    if (run->result.p2p) {
+      crossing.assign(net.link_count(), 0);
+      for (sim::LinkId id : plan.links) ++crossing[id.index];
+    }
     for (const PlannedFlow& f : plan.flows) {
       double slowest = std::numeric_limits<double>::infinity();
-      for (sim::LinkId id : path_of(f)) slowest = std::min(slowest, net.link_capacity(id));
+      for (sim::LinkId id : path_of(f))
+        slowest = std::min(slowest,
+                           net.link_capacity(id) / (crossing.empty() ? 1.0 : crossing[id.index]));
       if (f.cap < slowest * (1 - 1e-9)) run->result.sm_bound_binds = true;
     }
+  }
   // The collective's latency is NCCL's model for its algorithm and protocol, the links' own
   // hop latencies included: flows start once it has passed, less their paths' latency.
   double path_latency = 0;

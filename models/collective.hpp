@@ -12,7 +12,12 @@
 // primitives touch, so a ring moves at most blocks x rate / (loads + stores per byte sent: NCCL's
 // ring loop, (3n-2)/(n-1) all-reduce, (3n-1)/(n-1) all-gather and reduce-scatter, 3 broadcast
 // and reduce), the per-block rate of each protocol fitted on ring all-reduce (configs/nccl;
-// Hopper); inside a node it replaces NCCL's LL/LL128 cap, across nodes the lower holds. Other
+// Hopper); inside a node it replaces NCCL's LL/LL128 cap, across nodes the lower holds. A ring
+// runs on NCCL's channels for its size (trimmed for small sizes, then cells of 16 KiB traffic:
+// NcclTuner::ring_channels, checked against NCCL's logged channels). Point-to-point: NCCL's
+// protocol (LL up to channels-per-peer x 16 KiB) and channels per peer by size
+// (NcclTuner::p2p_plan); inside a node each channel's block sends and receives its share, so a
+// peer's Simple transfer moves at most channels x rate / 4 (rate fitted on send/recv). Other
 // algorithms keep NCCL's LL/LL128 caps; Simple outside rings is bounded by the links.
 // Pipelining: a ring streams data through every rank in 2(n-1) (all-reduce) steps; its fluid
 // limit is one flow whose path is the whole ring, so the ring runs at the max-min share of its
@@ -23,10 +28,10 @@
 // over its hops, started after (hops - 1) steps. Time = NCCL's latency model for the
 // algorithm and protocol (base + per-step hardware latencies; the links' own latencies are
 // part of it) + the flows' simulated transfer.
-// Ignores: NCCL's trimming of channels for small sizes, PXN, adaptive routing, the reduction's
-// arithmetic (its loads and stores are in the SM side), the SM side of tree, NVLS and
-// point-to-point kernels (no measured rate), point-to-point's channel count by size, and the
-// mid-size ramp of Simple/LL128 rings measured on two H200s (docs/collectives.md).
+// Ignores: PXN, adaptive routing, the reduction's arithmetic (its loads and stores are in the
+// SM side), the SM side of tree and NVLS kernels and of point-to-point across nodes or with LL
+// (no measured rate), all-to-all's copy to itself, and the mid-size ramp of Simple/LL128 rings
+// measured on two H200s (not from NCCL's channels or chunks; docs/collectives.md).
 // Validated: against NCCL on two H200s (validate/data/h200x2) and the published 8-GPU figures
 // (tests/systems/test_collective_validation.cpp; docs/collectives.md).
 #pragma once

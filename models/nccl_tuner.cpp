@@ -88,6 +88,89 @@ NcclTuner::NcclTuner(const hw::SystemSpec& system, const hw::NcclTuning& tuning,
   }
 }
 
+namespace {
+int pow2_up(int x) {
+  int y = 1;
+  while (y < x) y *= 2;
+  return y;
+}
+}  // namespace
+
+int NcclTuner::ring_channels(CollOp op, double bytes, NcclProto p) const {
+  const auto& cc = t_.coll_channels;
+  const int pi = static_cast<int>(p);
+  const int max_ch = 2 * channels_;  // NCCL duplicates the search's channels
+  const double nt = cc.ring_max_threads[static_cast<std::size_t>(pi)];
+  double thr = cc.thread_threshold[static_cast<std::size_t>(pi)];
+  if (p == NcclProto::kLL) thr *= gpus_;  // tuning.cc: ring LL's threshold x nRanks
+  if (nt <= 0 || thr <= 0) return max_ch;
+  int nc = max_ch;
+  while (bytes < nc * nt * thr && nc >= 2) --nc;
+  // Cells of MinTrafficPerChannel traffic, shared out channel by channel (a collective alone:
+  // it starts at channel 0 with nothing before it).
+  const double n = std::max(1, gpus_);
+  double count_bytes = bytes, per_byte = 1;
+  if (op == CollOp::kAllReduce) per_byte = 2;
+  if (op == CollOp::kAllGather || op == CollOp::kReduceScatter)
+    count_bytes = bytes / n, per_byte = n;
+  if (count_bytes <= 0) return 1;
+  const double min_traffic = cc.min_traffic_per_channel;
+  // LL's traffic counts 4 per byte (its flags and its lower rate; enqueue.cc, where the
+  // collectives are ordered), in the channels' share and in the cell size.
+  const double cell_per_byte = per_byte * (p == NcclProto::kLL ? 4 : 1);
+  const double traffic = std::max(min_traffic, count_bytes * cell_per_byte);
+  const double per_channel = std::max(min_traffic, std::floor(traffic / nc));
+  const double cell = std::ceil(std::ceil(min_traffic / cell_per_byte) / 16) * 16;
+  const double cells = std::ceil(count_bytes / cell);
+  const double cell_traffic = cell * cell_per_byte;
+  double per_ch_cells = std::min(cells, std::ceil(per_channel / cell_traffic));
+  const double lo = max_ch == 1 ? cells : std::min(cells, std::ceil(per_channel / cell_traffic));
+  double mid = std::floor((cells - lo) / per_ch_cells);
+  double hi = std::fmod(cells - lo, per_ch_cells);
+  if ((lo != 0 ? 1 : 0) + mid + (hi != 0 ? 1 : 0) > max_ch) return max_ch;  // overflowed
+  if (hi == 0 && mid != 0) hi = per_ch_cells, mid -= 1;
+  return static_cast<int>((lo != 0 ? 1 : 0) + mid + (hi != 0 ? 1 : 0));
+}
+
+NcclTuner::P2pPlan NcclTuner::p2p_plan(double bytes) const {
+  const auto& q = t_.p2p;
+  P2pPlan r;
+  // paths.cc ncclTopoComputeP2pChannels: p2pnChannels = the communicator's channels rounded up
+  // to a power of 2; per peer, the fewest any peer path allows (2 per NVLink link inside a
+  // node, 2 over PCIe, NCCL_NCHANNELS_PER_NET_PEER across nodes), rounded up likewise.
+  const int comm_ch = std::min(2 * channels_, q.max_channels);
+  int peer_ch = sys_.node.intra == hw::IntraFabric::kNvSwitch && sys_.node.nvlink.links > 0
+                    ? 2 * sys_.node.nvlink.links
+                    : 2;
+  if (nodes_ > 1) {
+    int net = q.net_channels_per_peer;
+    while (net * gpus_ > comm_ch * 4 && net > 1) net /= 2;  // before rounding up
+    peer_ch = std::min(peer_ch, net);
+  }
+  r.total = std::min(pow2_up(comm_ch), q.max_channels);
+  r.per_peer_max = std::min(pow2_up(std::min(comm_ch, peer_ch)), r.total);
+  // enqueue.cc scheduleP2pTasksToPlan / addP2pToPlan.
+  int min_ch = r.per_peer_max;
+  while (min_ch * gpus_ > r.total && min_ch > 1) min_ch /= 2;
+  r.proto = bytes <= r.per_peer_max * q.ll_threshold ? NcclProto::kLL : NcclProto::kSimple;
+  double step = t_.buffer_bytes[static_cast<std::size_t>(r.proto)] / std::max(1, t_.steps);
+  if (r.proto == NcclProto::kSimple)
+    step = nodes_ > 1                                      ? q.net_chunk
+           : sys_.node.intra == hw::IntraFabric::kNvSwitch ? q.nvl_chunk
+                                                           : q.pci_chunk;
+  if (bytes <= 0) return r.channels = 1, r;
+  const double min_part = nodes_ > 1 ? step / 2 : step / 8;
+  const double max_part = nodes_ > 1 ? step : step * 32;
+  int nc = static_cast<int>(std::min<double>(min_ch, std::ceil(bytes / min_part)));
+  double part = std::max(min_part, std::ceil(bytes / nc));
+  while (part > max_part && nc <= r.per_peer_max / 2) {
+    nc *= 2;
+    part = std::ceil(bytes / nc);
+  }
+  r.channels = std::max(1, nc);
+  return r;
+}
+
 TuneResult NcclTuner::tune(CollOp op, double bytes) const {
   TuneResult r;
   double best = std::numeric_limits<double>::infinity();

@@ -8,9 +8,14 @@
 // count, the LL cap by host CPU past one node, the tree correction table, the ring Simple
 // plateau factor past one node, the enablement rules (tree only for all-reduce, NVLS only with
 // NVLink multicast and Simple, NVLS-tree and CollNet only past one node, CollNet only with
-// in-network reduction). Ignores: PAT (one GPU per node), NCCL's channel and thread trimming
-// for small sizes, tuner plugins and environment overrides other than a forced algo/proto.
-// Validated: its choices against NCCL's on two H200s (validate/data/h200x2, tests/systems).
+// in-network reduction). Also NCCL's plan of a call's channels: a ring's channels trimmed for
+// small sizes and dealt out in cells of 16 KiB traffic (enqueue.cc topoGetAlgoInfo,
+// scheduleCollTasksToPlan), and point-to-point's protocol and channels per peer by size
+// (enqueue.cc addP2pToPlan, graph/paths.cc ncclTopoComputeP2pChannels). Ignores: PAT (one GPU
+// per node), the thread trimming (it changes no channel count), several collectives in one
+// group sharing channels, tuner plugins and environment overrides other than a forced
+// algo/proto. Validated: its choices against NCCL's on two H200s (validate/data/h200x2,
+// tests/systems), its ring channel counts against the 26 NCCL logged there.
 #pragma once
 
 #include <string>
@@ -79,6 +84,19 @@ class NcclTuner {
   /// NCCL's hwLat row for steps inside a node: 0 NVLink, 1 PCIe.
   int intra_link_class() const { return sys_.node.intra == hw::IntraFabric::kNvSwitch ? 0 : 1; }
   const hw::NcclTuning& tuning() const { return t_; }
+  /// The channels NCCL gives one ring collective of `bytes` (nccl-tests' size) with protocol
+  /// `p`: its channels (twice the search's) trimmed while bytes < channels x threads x
+  /// threshold (enqueue.cc topoGetAlgoInfo), then the channels its cells of 16 KiB traffic
+  /// fill (enqueue.cc scheduleCollTasksToPlan, one collective alone).
+  int ring_channels(CollOp op, double bytes, hw::NcclProto p) const;
+  /// NCCL's point-to-point plan for one peer of `bytes` (enqueue.cc addP2pToPlan).
+  struct P2pPlan {
+    hw::NcclProto proto = hw::NcclProto::kSimple;
+    int channels = 1;      ///< channels this peer's transfer is spread over
+    int per_peer_max = 1;  ///< p2pnChannelsPerPeer
+    int total = 1;         ///< p2pnChannels
+  };
+  P2pPlan p2p_plan(double bytes_per_peer) const;
 
  private:
   TuneCell price(CollOp op, double bytes, hw::NcclAlgo a, hw::NcclProto p) const;

@@ -297,3 +297,113 @@ TEST_CASE("NCCL constants: a bad SM-side rate list is a file:line:col error", "[
   CHECK(errors[0].find("expected 3 values, got 2") != std::string::npos);
   CHECK(errors[1].find("volta") != std::string::npos);
 }
+
+TEST_CASE("a ring's channels by size are the ones NCCL 2.28.9 logged on two H200s", "[analytic]") {
+  // Expected: the channel{Lo..Hi} NCCL printed for each call (NCCL_DEBUG=INFO,
+  // validate/data/h200x2/logs.tar.gz, nccl-debug-Ring-*.log; sizes there are nccl-tests' per-rank
+  // counts, so all-gather's and reduce-scatter's are half the sizes below), a measurement, not
+  // this code's output. 24 = twice the 12 channels NCCL's search found.
+  const models::NcclTuner t(h200(), nccl(), 2);
+  using P = hw::NcclProto;
+  struct Case {
+    CollOp op;
+    P p;
+    double bytes;
+    int channels;
+  };
+  const Case cases[] = {
+      {CollOp::kAllReduce, P::kSimple, 32768, 1},    {CollOp::kAllReduce, P::kSimple, 131072, 4},
+      {CollOp::kAllReduce, P::kSimple, 524288, 16},  {CollOp::kAllReduce, P::kSimple, 2097152, 24},
+      {CollOp::kAllReduce, P::kLL, 8192, 1},         {CollOp::kAllReduce, P::kLL, 32768, 4},
+      {CollOp::kAllReduce, P::kLL, 131072, 16},      {CollOp::kAllReduce, P::kLL, 524288, 24},
+      {CollOp::kAllReduce, P::kLL128, 8192, 1},      {CollOp::kAllReduce, P::kLL128, 32768, 4},
+      {CollOp::kAllReduce, P::kLL128, 131072, 16},   {CollOp::kAllReduce, P::kLL128, 524288, 22},
+      {CollOp::kAllGather, P::kSimple, 131072, 4},   {CollOp::kAllGather, P::kSimple, 524288, 16},
+      {CollOp::kAllGather, P::kSimple, 2097152, 22}, {CollOp::kAllGather, P::kSimple, 8388608, 24},
+      {CollOp::kAllGather, P::kLL128, 32768, 2},     {CollOp::kAllGather, P::kLL128, 131072, 8},
+      {CollOp::kReduceScatter, P::kLL, 32768, 4},    {CollOp::kReduceScatter, P::kLL, 524288, 22},
+      {CollOp::kBroadcast, P::kSimple, 131072, 4},   {CollOp::kBroadcast, P::kSimple, 2097152, 22},
+      {CollOp::kBroadcast, P::kLL128, 32768, 2},     {CollOp::kBroadcast, P::kLL128, 131072, 8},
+      {CollOp::kBroadcast, P::kLL, 524288, 22},      {CollOp::kBroadcast, P::kLL, 8589934592.0, 24},
+  };
+  for (const Case& c : cases) {
+    INFO(models::coll_op_name(c.op) << " " << hw::nccl_proto_name(c.p) << " " << c.bytes);
+    CHECK(t.ring_channels(c.op, c.bytes, c.p) == c.channels);
+  }
+}
+
+TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[analytic]") {
+  // NCCL 2.28.9 on a DGX H200 (src/graph/paths.cc, src/enqueue.cc): p2pnChannels = 24 channels
+  // rounded up to 32; per peer min(24, 2 x 18 NVLink links) rounded up = 32; on 2 ranks
+  // nChannelsMin = 32 halved while x 2 ranks > 32: 16. LL while a peer's bytes <= 32 x 16 KiB
+  // = 512 KiB. Simple steps of 512 KiB: parts of 64 KiB to 16 MiB, so ceil(bytes / 64 KiB)
+  // channels up to 16, doubled to 32 once a part would pass 16 MiB (bytes > 256 MiB).
+  const models::NcclTuner t(h200(), nccl(), 2);
+  CHECK(t.p2p_plan(524288).proto == hw::NcclProto::kLL);
+  CHECK(t.p2p_plan(524289).proto == hw::NcclProto::kSimple);
+  CHECK(t.p2p_plan(1048576).channels == 16);
+  CHECK(t.p2p_plan(786432).channels == 12);
+  CHECK(t.p2p_plan(268435456).channels == 16);
+  CHECK(t.p2p_plan(268435457).channels == 32);
+  CHECK(t.p2p_plan(8589934592.0).channels == 32);
+  // Send/recv on 16 channels inside a node: each block sends and receives its share (4 loads
+  // + stores per byte) at 77.12 GB/s (configs/nccl), so 16 x 77.12 / 4 = 308.48 GB/s, below
+  // NVLink's 369 GB/s: time = latency + S / 308.48 GB/s; on 32 channels (617 GB/s) the link
+  // binds: latency + S / 369 GB/s. Latency: ring Simple's base 8.4 us + one NVLink hop 3.4.
+  const double lat = (8.4 + 3.4) * 1e-6;
+  const double s = 134217728.0;
+  const auto mid = run(h200(), CollOp::kSendRecv, s, 2);
+  CHECK(mid.time_s == Approx(lat + s / (16 * 77.12e9 / 4)).epsilon(1e-6));
+  CHECK(mid.sm_bound_binds);
+  const auto big = run(h200(), CollOp::kSendRecv, 4 * s, 2);
+  CHECK(big.time_s == Approx(lat + 4 * s / (450e9 * 0.82)).epsilon(1e-6));
+  CHECK_FALSE(big.sm_bound_binds);
+  // Across nodes (one GPU in each of 2 H100 nodes): a network peer gets
+  // NCCL_NCHANNELS_PER_NET_PEER's 2 channels (2 x 2 ranks <= 24 x 4: not halved), so
+  // p2pnChannelsPerPeer = 2; LL up to 2 x 16 KiB; Simple steps of 128 KiB
+  // (NCCL_P2P_NET_CHUNKSIZE), parts of 64 to 128 KiB: 1 channel up to 64 KiB, then 2, never
+  // doubled past p2pnChannelsPerPeer.
+  static const hw::SystemSpec cluster = hw::find_system("h100-1024");
+  const models::NcclTuner net(cluster, nccl(), 2, 1);
+  CHECK(net.p2p_plan(32768).proto == hw::NcclProto::kLL);
+  CHECK(net.p2p_plan(32769).proto == hw::NcclProto::kSimple);
+  CHECK(net.p2p_plan(65536).channels == 1);
+  CHECK(net.p2p_plan(65537).channels == 2);
+  CHECK(net.p2p_plan(1073741824.0).channels == 2);
+  CHECK(net.p2p_plan(1073741824.0).per_peer_max == 2);
+}
+
+TEST_CASE("NCCL constants: bad point-to-point and channel keys are file:line:col errors",
+          "[config-errors]") {
+  // The shipped file with a negative p2p block rate, a thread threshold list of two values and an
+  // unknown p2p key: all three reported at once, each naming its key.
+  std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto swap = [&text](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  swap("      hopper: 77.12\n", "      hopper: -1\n");
+  swap("    thread_threshold: [8, 8, 64]\n", "    thread_threshold: [8, 8]\n");
+  swap("    max_channels: 64\n", "    max_channels: 64\n    chunk_bytes: 1\n");
+  const std::string path = "test_collective_bad_p2p.yaml";
+  std::ofstream(path) << text;
+  std::vector<std::string> errors;
+  try {
+    hw::load_nccl_tuning(path);
+  } catch (const hw::ConfigException& e) {
+    for (const auto& err : e.errors()) errors.push_back(err.str());
+  }
+  std::remove(path.c_str());
+  REQUIRE(errors.size() == 3);
+  std::string all;
+  for (const auto& e : errors) all += e + "\n";
+  INFO(all);
+  CHECK(all.find("channels.thread_threshold") != std::string::npos);
+  CHECK(all.find("p2p.block_memory_gbps.hopper") != std::string::npos);
+  CHECK(all.find("chunk_bytes") != std::string::npos);
+  for (const auto& e : errors) CHECK(e.find(path + ":") == 0);
+}

@@ -170,12 +170,31 @@ TEST_CASE("h200x2: the ring SM-side bound predicts the ops it was not fitted on"
   CHECK(n == 18);  // 3 ops x 3 protocols x 2 sizes
 }
 
+TEST_CASE("h200x2: point-to-point channels by size predict all-to-all at 32-512 MiB",
+          "[validation]") {
+  // NCCL spreads a peer's transfer over 16 channels up to 256 MiB per peer on two ranks, 32
+  // above (src/enqueue.cc addP2pToPlan; NcclTuner::p2p_plan), and each channel's block sends
+  // and receives its share; the block rate was fitted on send/recv alone (configs/nccl). So
+  // all-to-all (S/2 per peer) is a prediction: every series (NCCL_ALGO/NCCL_PROTO do not
+  // apply to it, so these are 7 repeats of one configuration) at 32, 128 and 512 MiB within
+  // 10%, the issue's budget; before this they were 13-23% fast.
+  int n = 0;
+  for (const Row& r : h200x2_rows())
+    if (r.series.rfind("alltoall", 0) == 0 && r.bytes >= 33554432.0 && r.bytes <= 536870912.0) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.10);
+      ++n;
+    }
+  CHECK(n == 21);  // 7 series x 3 sizes
+}
+
 TEST_CASE("h200x2: busbw within 10% at every size of 1 MiB and more (target, not met)",
           "[validation][!shouldfail]") {
-  // The issue's target. Not met: from 2 to 512 MiB NCCL on this machine runs up to 10-20%
-  // slower than Ridge for Simple and LL128 rings and point-to-point (and than NCCL's own model,
-  // nccl_estimate_us in the records), a size-dependent ramp Ridge does not model; small sizes
-  // (2-8 MiB) are up to 40% over; docs/collectives.md has the table.
+  // The issue's target. Not met: from 32 to 512 MiB NCCL on this machine runs up to 9-16%
+  // slower than Ridge for Simple and LL128 rings (and than NCCL's own model, nccl_estimate_us
+  // in the records), a ramp that NCCL's channels and chunks do not explain (constant from
+  // 2 MiB up, by its logs and source); send/recv at 8-32 MiB runs in two modes 15% apart
+  // between repeats; 2-8 MiB is up to 40% over; docs/collectives.md has the table.
   for (const Row& r : h200x2_rows())
     if (r.bytes >= 1048576) {
       INFO(r.series << " " << r.bytes << " " << r.err());
@@ -186,7 +205,10 @@ TEST_CASE("h200x2: busbw within 10% at every size of 1 MiB and more (target, not
 TEST_CASE("h200x2: small-message latency within 20% (target, not met)",
           "[validation][!shouldfail]") {
   // Up to 64 KiB. About two thirds of the cases are within 20%; ring LL128 is 70-85% over
-  // (NCCL's 14 us LL128 base latency does not show on this machine), tree Simple and LL128 20-30%.
+  // (NCCL's 14 us LL128 base latency does not show on this machine), tree Simple and LL128
+  // 20-30%. Not reachable by any model of NCCL alone: repeats of one configuration sit in two
+  // modes, ~18 and ~26 us (all-to-all, whose protocol NCCL_PROTO does not change: 29.9 us at
+  // 8 B in one run, 17.3 us at 2 KiB in another; no time is within 20% of both).
   for (const Row& r : h200x2_rows())
     if (r.bytes <= 65536) {
       INFO(r.series << " " << r.bytes << " " << r.err());
