@@ -17,6 +17,7 @@
 #include "hw/limits.hpp"
 #include "hw/model_params.hpp"
 #include "models/calibration.hpp"
+#include "models/op_framework_ident.hpp"
 #include "models/records.hpp"
 #include "workloads/e2e_compare.hpp"
 
@@ -224,6 +225,12 @@ void register_calibrate(CLI::App& app, Action& action) {
       "keep this parameter at the GPU config's value instead of fitting it (repeatable)");
   auto* markdown =
       cmd->add_flag("--markdown")->description("--splits: print the tables as Markdown");
+  auto* framework =
+      cmd->add_flag("--framework-ops")
+          ->description(
+              "instead of writing an overlay: the framework-op model's parameters "
+              "(models/op_framework_params.hpp), each with its 95% interval on these records and "
+              "the records that pin it (docs/framework-ops.md); Markdown, or JSON with --json");
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -245,7 +252,7 @@ void register_calibrate(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"fast", "detailed"}))
       ->capture_default_str();
   auto* as_json = add_json_flag(cmd);
-  cmd->callback([&action, a, as_json, splits, markdown] {
+  cmd->callback([&action, a, as_json, splits, markdown, framework] {
     action = [=] {
       // --fix NAME or NAME=VALUE (in the parameter's base unit: seconds, bytes, fraction).
       std::vector<std::string> fixed;
@@ -272,6 +279,17 @@ void register_calibrate(CLI::App& app, Action& action) {
               fmt::format("--fix {}: expected a number in [{}, {}] (base units), got '{}'", name,
                           d->lo, d->hi, text));
         fixed_values.emplace_back(name, v);
+      }
+      if (framework->count() > 0) {
+        std::vector<std::pair<std::string, std::string>> fw_files;
+        const auto fw_records = read_all(a->files, a->exclude, fw_files);
+        const auto fw = models::framework_identifiability(
+            hw::load_gpu_spec(hw::resolve_gpu_config(a->gpu)), fw_records);
+        if (as_json->count() > 0)
+          std::cout << models::framework_ident_json(fw).dump(1) << "\n";
+        else
+          std::cout << models::framework_ident_markdown(fw);
+        return 0;
       }
       if (splits->count() == 0 && a->out.empty())
         throw std::invalid_argument("calibrate: --out is required (or --splits)");

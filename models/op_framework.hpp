@@ -46,6 +46,7 @@
 #include "models/kernel_model.hpp"
 #include "models/op.hpp"
 #include "models/op_cost.hpp"
+#include "models/op_framework_params.hpp"
 
 namespace ridge::models {
 
@@ -73,6 +74,9 @@ struct FrameworkKernel {
 
 /// The kernels a framework op launches on `gpu`, each timed.
 std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op);
+/// The same with other parameter values (the identifiability analysis and its re-fit).
+std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op,
+                                               const FwParams& params);
 
 /// Predicts a framework op (both modes use this closed form; `detail` says so).
 KernelPrediction predict_framework_op(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,
