@@ -204,6 +204,7 @@ void register_calibrate(CLI::App& app, Action& action) {
     std::vector<std::string> e2e;
     std::string attention;
     std::vector<std::string> fix;
+    std::vector<std::string> fw_refit;
     double top_fraction = 0.25;
   };
   auto a = std::make_shared<Args>();
@@ -252,6 +253,9 @@ void register_calibrate(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"fast", "detailed"}))
       ->capture_default_str();
   auto* as_json = add_json_flag(cmd);
+  cmd->add_option("--refit", a->fw_refit,
+                  "--framework-ops: re-fit these framework-op parameters (repeatable) and print "
+                  "their values before and after");
   cmd->callback([&action, a, as_json, splits, markdown, framework] {
     action = [=] {
       // --fix NAME or NAME=VALUE (in the parameter's base unit: seconds, bytes, fraction).
@@ -283,8 +287,24 @@ void register_calibrate(CLI::App& app, Action& action) {
       if (framework->count() > 0) {
         std::vector<std::pair<std::string, std::string>> fw_files;
         const auto fw_records = read_all(a->files, a->exclude, fw_files);
-        const auto fw = models::framework_identifiability(
-            hw::load_gpu_spec(hw::resolve_gpu_config(a->gpu)), fw_records);
+        const hw::GpuSpec fw_gpu = hw::load_gpu_spec(hw::resolve_gpu_config(a->gpu));
+        if (!a->fw_refit.empty()) {
+          const models::FwParams p0;
+          const auto p1 = models::framework_refit(fw_gpu, fw_records, p0, a->fw_refit);
+          for (const auto& d : models::framework_param_table())
+            if (std::find(a->fw_refit.begin(), a->fw_refit.end(), d.name) != a->fw_refit.end())
+              std::cout << fmt::format("{} {:.6g} -> {:.6g}\n", d.name, p0.*(d.member),
+                                       p1.*(d.member));
+          for (const auto* p : {&p0, &p1}) {
+            const auto r = models::framework_residuals(fw_gpu, fw_records, *p).r;
+            double ss = 0;
+            for (double x : r) ss += x * x;
+            std::cout << fmt::format("rms ln(pred/meas) over {} residuals: {:.4f}\n", r.size(),
+                                     std::sqrt(ss / static_cast<double>(r.size())));
+          }
+          return 0;
+        }
+        const auto fw = models::framework_identifiability(fw_gpu, fw_records);
         if (as_json->count() > 0)
           std::cout << models::framework_ident_json(fw).dump(1) << "\n";
         else

@@ -85,10 +85,10 @@ FrameworkKernel unrolled(const Ctx& c, std::string name, double elems, double by
 
 // (v3) elementwise_kernel<128, vt> copying through offset calculators (gpu_kernel_impl_nocast,
 // direct_copy_kernel): each of elems / vt threads (vt = 4 elements of 2 bytes, 2 of 4 bytes)
-// computes its offsets over `dims` dimensions and copies its elements; sectors and bytes at
+// computes its offsets and copies its elements (v4: one cost an element); sectors and bytes at
 // their bandwidths; the largest sets the time.
-FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double e, double dims,
-                            double bytes, double sector_bytes) {
+FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double e, double bytes,
+                            double sector_bytes) {
   FrameworkKernel k;
   k.name = std::move(name);
   k.block = 128;
@@ -96,8 +96,7 @@ FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double
   k.grid = std::max(1.0, std::ceil(elems / (128 * vt)));
   k.hbm_bytes = bytes;
   k.l2_bytes = sector_bytes;
-  const double per_thread = c.p.copy_thread_s + dims * c.p.copy_dim_s + vt * c.p.copy_elem_s;
-  const double t_el = elems / vt * per_thread / c.rate_scale;
+  const double t_el = elems * c.p.copy_elem_s / c.rate_scale;
   const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
   const double t_sec = sector_bytes / (c.p.sector_bw * c.bw_scale);
   k.time_s = c.p.t0_s + std::max({t_el, t_mem, t_sec});
@@ -249,7 +248,7 @@ void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
                             c.p.reg_latency_s, 2 * n * e, c.p.stream_bw));
   } else if (row <= 48 * 1024 - 128 && std::fmod(cols, ilp_of(e)) == 0) {
     out.push_back(row_issue(c, "cunn_SoftMaxForwardSmem", rows, cols, 32, row + 128,
-                            c.p.smem_issue_s, c.p.smem_latency_s, 2 * n * e, c.p.stream_bw));
+                            c.p.smem_issue_s, 0.0, 2 * n * e, c.p.stream_bw));
   } else {
     // Max, sum of exp, then normalise and write: the two re-reads hit L2 for the fraction of
     // the rows in flight that l2_reread_fraction of L2 holds, and come from HBM otherwise.
@@ -257,8 +256,8 @@ void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
     const double in_flight = std::min(rows, c.sms * bps) * row;
     const double hit = std::min(1.0, c.p.l2_reread_fraction * c.gpu.memory.l2_size / in_flight);
     const double traffic = (2 + 2 * (1 - hit)) * n * e;
-    out.push_back(row_issue(c, "cunn_SoftMaxForward", rows, cols, 32, 128, c.p.plain_issue_s,
-                            c.p.plain_latency_s, traffic, c.p.plain_hbm_bw));
+    out.push_back(row_issue(c, "cunn_SoftMaxForward", rows, cols, 32, 128, c.p.plain_issue_s, 0.0,
+                            traffic, c.p.plain_hbm_bw));
   }
 }
 
@@ -347,7 +346,7 @@ void norm_kernels(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, 
     // 32 registers in bf16 (16 blocks an SM), 39 in fp32 (12): the profiler.
     out.push_back(two_pass_rows(
         c, rms ? "vectorized_layer_norm_kernel<rms>" : "vectorized_layer_norm_kernel", rows, cols,
-        e, e == 4 ? 39 : 32, 24, 1, rms ? p.rms_fwd_base_s : p.ln_fwd_base_s, p.ln_l0_s, p.ln_bw,
+        e, e == 4 ? 39 : 32, 24, 1, rms ? 0.0 : p.ln_fwd_base_s, p.ln_l0_s, p.ln_bw,
         rms ? 0.0 : p.ln_welford_s, p.l2_keep_fraction, 3, p.ln_spill_bw, 2 * n * e));
     return;
   }
@@ -367,7 +366,7 @@ void norm_kernels(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, 
   const double in_flight = progressing * 1024 * 8 * 2 * e;
   const double iter =
       (p.gb_l0_s + in_flight / (p.gb_bw * c.bw_scale)) * (rms ? 1.0 : p.gb_ln_factor);
-  k.time_s = p.t0_s + p.gb_fixed_s + turns * std::ceil(rows / 256) * iter;
+  k.time_s = p.t0_s + turns * std::ceil(rows / 256) * iter;
   k.bound = "latency";
   out.push_back(k);
 }
@@ -645,9 +644,7 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     // rows, so HBM sees the bytes once).
     const double run = inner * e;
     const double sectors = n / inner * std::ceil(run / 32) * 32;
-    // Offsets over the dimensions left after coalescing: a and b, plus outer and inner when > 1.
-    const double dims = 2 + (op.f("outer") > 1 ? 1 : 0) + (inner > 1 ? 1 : 0);
-    out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (transpose)", n, e, dims,
+    out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (transpose)", n, e,
                               2 * n * e, sectors + n * e));
   } else if (k == "torch_cat") {
     const double n = op.f("pieces") * op.f("rows") * op.f("cols"), e = dtype_bytes(op.s("dtype"));
@@ -665,7 +662,7 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     while ((n / pieces - 1) * s * e > 2147483647.0 && pieces < (1 << 20)) pieces *= 2;
     for (int i = 0; i < pieces; ++i) {
       const double m = n / pieces;
-      out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (strided)", m, e, 1,
+      out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (strided)", m, e,
                                 m * (e + dram), m * (sector + e)));
     }
   } else {
@@ -688,7 +685,7 @@ const std::vector<FwParamDecl>& framework_param_table() {
       {"sector_bw", &F::sector_bw, "unrolled / direct copies (sectors)"},
       {"unrolled_rate", &F::unrolled_rate,
        "unrolled_elementwise_kernel, elementwise_kernel<128,2>"},
-      {"row_latency_min_s", &F::row_latency_min_s, "cunn_SoftMaxBackward{,Smem}"},
+      {"row_latency_min_s", &F::row_latency_min_s, "cunn_SoftMaxBackward{,Smem}", false},
       {"row_latency_bw", &F::row_latency_bw, "cunn_SoftMaxBackward{,Smem}"},
       {"row_block_base_s", &F::row_block_base_s, "cunn_SoftMaxBackward{,Smem}"},
       {"warp_fwd_task_s", &F::warp_fwd_task_s, "softmax_warp_forward"},
@@ -699,13 +696,10 @@ const std::vector<FwParamDecl>& framework_param_table() {
       {"reg_issue_s", &F::reg_issue_s, "cunn_SoftMaxForwardReg"},
       {"reg_latency_s", &F::reg_latency_s, "cunn_SoftMaxForwardReg"},
       {"smem_issue_s", &F::smem_issue_s, "cunn_SoftMaxForwardSmem"},
-      {"smem_latency_s", &F::smem_latency_s, "cunn_SoftMaxForwardSmem"},
       {"plain_issue_s", &F::plain_issue_s, "cunn_SoftMaxForward"},
-      {"plain_latency_s", &F::plain_latency_s, "cunn_SoftMaxForward"},
       {"l2_reread_fraction", &F::l2_reread_fraction, "cunn_SoftMaxForward (fp32)"},
       {"plain_hbm_bw", &F::plain_hbm_bw, "cunn_SoftMaxForward (fp32)"},
       {"ln_fwd_base_s", &F::ln_fwd_base_s, "vectorized_layer_norm_kernel (LayerNorm)"},
-      {"rms_fwd_base_s", &F::rms_fwd_base_s, "vectorized_layer_norm_kernel<rms>"},
       {"ln_l0_s", &F::ln_l0_s, "vectorized_layer_norm_kernel"},
       {"ln_bw", &F::ln_bw, "vectorized_layer_norm_kernel"},
       {"ln_welford_s", &F::ln_welford_s, "vectorized_layer_norm_kernel (LayerNorm)"},
@@ -717,12 +711,9 @@ const std::vector<FwParamDecl>& framework_param_table() {
       {"lngi_spill_bw", &F::lngi_spill_bw, "layer_norm_grad_input_kernel_vectorized (past L2)"},
       {"lngi_keep_fraction", &F::lngi_keep_fraction,
        "layer_norm_grad_input_kernel_vectorized (spill threshold)"},
-      {"gb_fixed_s", &F::gb_fixed_s, "GammaBetaBackwardCUDAKernelTemplate"},
       {"gb_l0_s", &F::gb_l0_s, "GammaBetaBackwardCUDAKernelTemplate"},
       {"gb_bw", &F::gb_bw, "GammaBetaBackwardCUDAKernelTemplate"},
       {"gb_ln_factor", &F::gb_ln_factor, "GammaBetaBackwardCUDAKernelTemplate (LayerNorm)"},
-      {"copy_thread_s", &F::copy_thread_s, "elementwise_kernel<128,vt> direct copies"},
-      {"copy_dim_s", &F::copy_dim_s, "elementwise_kernel<128,vt> direct copies"},
       {"copy_elem_s", &F::copy_elem_s, "elementwise_kernel<128,vt> direct copies"},
       {"column_reduce_base_s", &F::column_reduce_base_s, "reduce_kernel<128,4> (column sum)"},
       {"column_reduce_per_row_s", &F::column_reduce_per_row_s, "reduce_kernel<128,4> (column sum)"},

@@ -180,6 +180,7 @@ FwIdentResult framework_identifiability(const hw::GpuSpec& gpu, const std::vecto
     p.name = std::string(table[j].name);
     p.kernels = std::string(table[j].kernels);
     p.value = params.*(table[j].member);
+    p.fitted = table[j].fitted;
     std::map<std::string, int> classes;
     std::set<size_t> pin_recs;
     for (Eigen::Index i = 0; i < m; ++i) {
@@ -345,7 +346,8 @@ std::string framework_ident_markdown(const FwIdentResult& r) {
                      num(p.ci_lo), num(p.ci_hi), num(p.scan_lo), num(p.scan_hi), p.pinning,
                      p.pinning_records, p.pinned_by.empty() ? "none" : p.pinned_by,
                      p.shapes.empty() ? "-" : p.shapes,
-                     p.verdict_by == "scan" ? p.verdict + " (scan)" : p.verdict);
+                     (p.verdict_by == "scan" ? p.verdict + " (scan)" : p.verdict) +
+                         (p.fitted ? "" : "; fixed, not fitted"));
   return s;
 }
 
@@ -362,6 +364,7 @@ nlohmann::json framework_ident_json(const FwIdentResult& r) {
   for (const auto& p : r.params)
     ps.push_back({{"name", p.name},
                   {"kernels", p.kernels},
+                  {"fitted", p.fitted},
                   {"value", p.value},
                   {"residuals", p.residuals},
                   {"pinning_residuals", p.pinning},

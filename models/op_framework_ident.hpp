@@ -39,6 +39,7 @@ namespace ridge::models {
 struct FwParamIdent {
   std::string name;
   std::string kernels;  ///< the kernels it enters (framework_param_table)
+  bool fitted = true;   ///< false: fixed at a measured or derived value
   double value = 0;
   int residuals = 0;  ///< residuals a 5% change of it moves by more than 1e-3
   int pinning = 0;    ///< residuals with |d r / d ln p| > 0.05

@@ -46,7 +46,11 @@ struct FwParams {
   // block's row is loaded in rounds of threads x 16 B; a round takes the loaded latency
   // max(row_latency_min, bytes in flight on the GPU / row_latency_bw) (Little's law), and a block
   // pays row_block_base for its reductions and barriers.
-  double row_latency_min_s = 0.6e-6;
+  // (v4) row_latency_min_s is the unloaded HBM load latency, the H200's pointer chase (333.1 ns:
+  // validate/data/h200/memory.json, configs/hw/h200-sxm-141gb.calibrated.yaml hbm_latency): the
+  // records of sets 1-3 never reach this floor (any value below 1.08 us fits them alike), so v1's
+  // 0.6 us was not set by them.
+  double row_latency_min_s = 333.1e-9;
   double row_latency_bw = 4.0e12;
   double row_block_base_s = 2.36e-6;
   // ---- v3 (fitted on sets 1-3, after set 3 was measured; validate/prereg/torch-set4/) ----------
@@ -71,15 +75,20 @@ struct FwParams {
   // -22 to -30% under v2's latency chain, which had no occupancy term).
   double reg_issue_s = 0.3141e-9, reg_latency_s = 7.25e-9;
   // cunn_SoftMaxForwardSmem: 4 kernels (10240-20480 columns): 2.0-2.3 ps an element whatever the
-  // rows (v2's three latency-bound passes gave +43% at 10240 columns).
-  double smem_issue_s = 0.2374e-9, smem_latency_s = 2.704e-9;
+  // rows (v2's three latency-bound passes gave +43% at 10240 columns). (v4) One cost an element:
+  // its 1024-thread blocks fit two an SM at every row length (W = 64 on the H200), so v3's
+  // issue + latency / W pair was one number to the data (collinear; validate/README.md,
+  // identifiability); v3's 0.2374 + 2.704 / 64 ps.
+  double smem_issue_s = 0.2806e-9;
   // cunn_SoftMaxForward (three passes over global memory): issue-bound in bf16 (2.0-2.25 ps an
   // element from 64 to 1024 rows: one row per SM below 132 rows) and HBM-bound in fp32, where the
   // max and sum passes' re-reads hit L2 for a fraction min(1, l2_reread_fraction x L2 / bytes of
   // the rows in flight) and stream from HBM otherwise, at plain_hbm_bw. 46 kernels (rows 64-16384,
   // columns 16384-262144): median 2.0%, p90 6.1%. (v2 had a step: all re-reads hit below 75% of
   // L2, none above; 4096 x 32000 fp32 lies between.)
-  double plain_issue_s = 0.2285e-9, plain_latency_s = 2.812e-9;
+  // (v4) One cost an element for the same reason (32 registers, two blocks an SM, W = 64 at
+  // every shape): v3's 0.2285 + 2.812 / 64 ps.
+  double plain_issue_s = 0.2735e-9;
   double l2_reread_fraction = 0.1629, plain_hbm_bw = 4.01e12;
   // vectorized_layer_norm_kernel (LayerNorm and RMSNorm forward): a 128-thread block per row in
   // two passes (statistics, then normalise and write), each in rounds of 128 threads x 4
@@ -90,8 +99,10 @@ struct FwParams {
   // l2_keep_fraction of L2, the second pass re-reads from HBM: then x is read twice and y written
   // at ln_spill_bw. 36 kernels of sets 1-3: median 6.1%, p90 16.9% (v2's bandwidth-plus-wave form:
   // set 3's LayerNorm class median 11.8%).
-  double ln_fwd_base_s = 1.786e-6, rms_fwd_base_s = 0.376e-6, ln_l0_s = 0.2436e-6;
-  double ln_bw = 5.293e12, ln_welford_s = 0.1443e-6, ln_spill_bw = 3.286e12;
+  // (v4) RMSNorm's block base is dropped (0): sets 1-3 left it within a factor 2.9 either way
+  // (0.13-1.09 us at 95%); its sum-reduction is in the rounds' latency.
+  double ln_fwd_base_s = 1.862e-6, ln_l0_s = 0.3285e-6;
+  double ln_bw = 5.841e12, ln_welford_s = 0.09548e-6, ln_spill_bw = 3.265e12;
   double l2_keep_fraction = 0.75;
   // layer_norm_grad_input_kernel_vectorized: the same two-pass form with two arrays (dY and x) in
   // flight; when the rows in flight pass lngi_keep_fraction of L2, dY and x are read twice from
@@ -103,13 +114,18 @@ struct FwParams {
   // flight / gb_bw, with at most one block per SM progressing (above 132 blocks the iterations
   // of the SM's blocks serialise: 160 blocks run 1.5 x, 256 blocks 2 x the time of 128);
   // LayerNorm's (weight and bias sums) cost gb_ln_factor times RMSNorm's. 36 kernels: median 7.5%.
-  double gb_fixed_s = 0.0782e-6, gb_l0_s = 0.6933e-6, gb_bw = 5.759e12, gb_ln_factor = 1.156;
+  // (v4) v3's extra fixed cost of 0.078 us a kernel is dropped: no record moved with it.
+  double gb_l0_s = 0.7565e-6, gb_bw = 6.234e12, gb_ln_factor = 1.172;
   // elementwise_kernel<128, vt> direct copies (transposes, strided reads): a thread copies vt
-  // elements (4 of 2 bytes, 2 of 4 bytes) after computing its offsets over d dimensions: per
-  // thread copy_thread_s + d x copy_dim_s + vt x copy_elem_s (GPU-seconds), or the sectors or
-  // bytes, whichever is longest. 28 records of sets 1-3: median 1.3%, p90 15.6%; the fp32 stride 2
-  // copy (vt 2) runs at 0.31 T elements/s, the bf16 one (vt 4) at 0.42 T/s (v2: one rate, 0.345).
-  double copy_thread_s = 2.728e-12, copy_dim_s = 0.3987e-12, copy_elem_s = 1.718e-12;
+  // elements (4 of 2 bytes, 2 of 4 bytes) after computing its offsets: copy_elem_s an element
+  // (GPU-seconds), or the sectors or bytes, whichever is longest. 28 records of sets 1-3:
+  // median 1.3%, p90 15.6%; the fp32 stride 2 copy (vt 2) runs at 0.31 T elements/s, the bf16 one
+  // (vt 4) at 0.42 T/s (v2: one rate, 0.345). (v4) v3 had a cost a thread (2.728 ps) and one per
+  // offset dimension a thread (0.3987 ps) beside the element's: sets 1-3 pin neither (95% intervals
+  // 0.13-1.18 ps for the dimension's, a factor 3 either way; dropping it leaves the thread's at
+  // 0.68-6.0 ps; dropping the thread's instead leaves the dimension's at 0.11-1.20 ps), so both are
+  // dropped and the element's re-fitted on sets 1-3.
+  double copy_elem_s = 2.793e-12;
   // reduce_kernel<128,4> summing over rows (a weight gradient): a fixed cost and a time per row.
   double column_reduce_base_s = 9.0e-6, column_reduce_per_row_s = 0.9e-9;
   // nll_loss's single-block kernels: one latency per row a thread handles (rows / threads, the
@@ -134,6 +150,7 @@ struct FwParamDecl {
   std::string_view name;
   double FwParams::*member;
   std::string_view kernels;
+  bool fitted = true;  ///< false: fixed at a measured or derived value (see its comment)
 };
 
 /// Every parameter of FwParams, in declaration order.

@@ -4,8 +4,10 @@
 // The protocol: set 1 (train) set the parameters; model v1 was frozen and its predictions for set
 // 2 committed before set 2 was measured; v2 (fitted on sets 1 and 2) was frozen and its
 // predictions for set 3 committed before set 3 was measured; v3 (fitted on sets 1-3) was frozen
-// and its predictions for set 4 committed before set 4 was measured. The targets of issue 18
-// point 6 are asserted on those pre-registered predictions; each missed target is a
+// and its predictions for set 4 committed before set 4 was measured; v4 (the parameters sets 1-3
+// could not pin down fixed or dropped: validate/torch/identifiability.json) changed the model
+// after set 4, so set 4 is no longer a prediction for the model in the tree. The targets of issue
+// 18 point 6 are asserted on those pre-registered predictions; each missed target is a
 // [!shouldfail] test whose name states the miss (never a looser tolerance).
 #include <catch2/catch.hpp>
 
@@ -156,10 +158,12 @@ TEST_CASE("set 4, model v3 pre-registered: every op class median <= 10% (met: la
   }
 }
 
-// Sets 1-3 are fits for v3 (it was set on them): a regression guard at the targets' budget;
-// measured when v3 was frozen: set 1 3.1% / 12.3%, set 2 2.1% / 8.7%, set 3 2.8% / 8.6% (median /
-// p90), every op class's median within 10% (largest: LayerNorm 6.3% on set 2).
-TEST_CASE("model v3 on the sets it was fitted on (a fit, not a prediction)", "[validation]") {
+// Sets 1-3 are fits for v3 and v4 (they were set on them): a regression guard at the targets'
+// budget; measured when v3 was frozen: set 1 3.1% / 12.3%, set 2 2.1% / 8.7%, set 3 2.8% / 8.6%
+// (median / p90); v4 (the unidentifiable parameters fixed or dropped, their neighbours re-fitted;
+// python3 validate/torch/errors.py): 3.1% / 12.3%, 2.2% / 8.7%, 2.8% / 8.2%; every op class's
+// median within 10% (largest: LayerNorm 6.7% on set 2).
+TEST_CASE("model v4 on the sets it was fitted on (a fit, not a prediction)", "[validation]") {
   for (const char* set : {"train", "set2", "set3"}) {
     const Errors e = current(set);
     INFO(set << ": median " << e.median() << ", p90 " << e.p90());
@@ -210,12 +214,16 @@ TEST_CASE("framework ops v3: warp softmax and LayerNorm forward closed forms", "
   CHECK(t_us("torch_softmax", {"rows=262144", "cols=16"}) ==
         Approx(1.0 + 65536.0 / 132 * (14.28 + 2 * (3.811 + 151.7 / 64)) * 1e-3).epsilon(1e-9));
   // LayerNorm forward over 8192 x 3072 bf16: 16 blocks of 128 threads an SM (2112 slots, 3.879
-  // waves); a round moves 2112 x 128 threads x 8 B in flight: latency 0.2436 us + that / 5.293
-  // TB/s + 0.1443 us (Welford); 2 x 3072 / 512 = 12 rounds and a 1.786 us base a block. The rows
-  // in flight (13 MB) fit L2, so no spill.
-  const double lat = 0.2436e-6 + 2112.0 * 128 * 8 / 5.293e12 + 0.1443e-6;
+  // waves); a round moves 2112 x 128 threads x 8 B in flight: latency 0.3285 us + that / 5.841
+  // TB/s + 0.09548 us (Welford); 2 x 3072 / 512 = 12 rounds and a 1.862 us base a block (v4's
+  // values). The rows in flight (13 MB) fit L2, so no spill.
+  const double lat = 0.3285e-6 + 2112.0 * 128 * 8 / 5.841e12 + 0.09548e-6;
   CHECK(t_us("torch_layernorm", {"rows=8192", "cols=3072"}) ==
-        Approx(1.0 + 8192.0 / 2112 * (1.786 + 12 * lat * 1e6)).epsilon(1e-9));
+        Approx(1.0 + 8192.0 / 2112 * (1.862 + 12 * lat * 1e6)).epsilon(1e-9));
+  // RMSNorm forward (v4: no block base) over the same shape: the same rounds without Welford.
+  const double lat_rms = 0.3285e-6 + 2112.0 * 128 * 8 / 5.841e12;
+  CHECK(t_us("torch_rmsnorm", {"rows=8192", "cols=3072"}) ==
+        Approx(1.0 + 8192.0 / 2112 * (12 * lat_rms * 1e6)).epsilon(1e-9));
   // A strided fp32 copy whose input spans more than 2^31 bytes runs as two kernels (set 3).
   CHECK(models::framework_kernels(
             g, models::OpSpec::parse("torch_strided_copy", {"n=33554432", "stride=32"}))
