@@ -284,6 +284,8 @@ void register_calibrate(CLI::App& app, Action& action) {
                           d->lo, d->hi, text));
         fixed_values.emplace_back(name, v);
       }
+      if (!a->fw_refit.empty() && framework->count() == 0)
+        throw std::invalid_argument("calibrate: --refit needs --framework-ops");
       if (framework->count() > 0) {
         std::vector<std::pair<std::string, std::string>> fw_files;
         const auto fw_records = read_all(a->files, a->exclude, fw_files);
