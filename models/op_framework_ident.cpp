@@ -130,17 +130,33 @@ FwIdentResult framework_identifiability(const hw::GpuSpec& gpu, const std::vecto
   res.kernel_level = base.kernel_level;
   if (m == 0) throw std::invalid_argument("framework identifiability: no framework-op records");
 
-  // Jacobian d r / d ln p, and which residuals a 5% change moves (the parameter's records).
-  Eigen::MatrixXd J(m, n);
+  // Where each record's residuals start (a record's kernel count does not depend on the
+  // parameters).
+  std::map<size_t, size_t> first;
+  for (size_t i = base.r.size(); i-- > 0;) first[base.record[i]] = i;
+  // The records a parameter touches (its residuals change at 0.1x, 10x or 1.05x of its value),
+  // which residuals a 5% change moves by more than 1e-3, and the Jacobian d r / d ln p over the
+  // touched records (zero elsewhere).
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(m, n);
   std::vector<std::vector<bool>> moved(table.size(), std::vector<bool>(base.r.size(), false));
+  std::vector<std::set<size_t>> touched_by(table.size());
   for (size_t j = 0; j < table.size(); ++j) {
     const double v = params.*(table[j].member);
-    const auto rj = residual_vector(gpu, records, idx, with(params, table[j], v * std::exp(kStep)));
-    const auto r5 = residual_vector(gpu, records, idx, with(params, table[j], v * 1.05));
-    for (Eigen::Index i = 0; i < m; ++i) {
-      const size_t ii = static_cast<size_t>(i);
-      J(i, static_cast<Eigen::Index>(j)) = (rj[ii] - base.r[ii]) / kStep;
-      moved[j][ii] = std::fabs(r5[ii] - base.r[ii]) > 1e-3;
+    for (double f : {0.1, 10.0, 1.05}) {
+      const auto rf = residual_vector(gpu, records, idx, with(params, table[j], v * f));
+      for (size_t i = 0; i < rf.size(); ++i) {
+        if (std::fabs(rf[i] - base.r[i]) > 1e-9) touched_by[j].insert(base.record[i]);
+        if (f == 1.05) moved[j][i] = std::fabs(rf[i] - base.r[i]) > 1e-3;
+      }
+    }
+    const std::vector<size_t> sub(touched_by[j].begin(), touched_by[j].end());
+    FwResiduals rj;
+    residuals_of(gpu, records, sub, with(params, table[j], v * std::exp(kStep)), rj);
+    for (size_t k = 0; k < rj.r.size();) {
+      const size_t rec = rj.record[k];
+      for (size_t at = first.at(rec); k < rj.r.size() && rj.record[k] == rec; ++k, ++at)
+        J(static_cast<Eigen::Index>(at), static_cast<Eigen::Index>(j)) =
+            (rj.r[k] - base.r[at]) / kStep;
     }
   }
   Eigen::VectorXd r(m), w(m);
@@ -209,14 +225,9 @@ FwIdentResult framework_identifiability(const hw::GpuSpec& gpu, const std::vecto
       p.verdict = "pinned";
 
     // Conditional scan: the others held, ln p on a grid of 5% steps out to a factor 10 each way,
-    // re-evaluating only the records that p moves at either end or at +-5%; the range of grid
-    // points around the grid minimum whose cost stays within kChi2 sigma^2 of it.
-    std::set<size_t> touched;
-    for (double f : {0.1, 10.0, 0.95, 1.05}) {
-      const auto rf = residual_vector(gpu, records, idx, with(params, table[j], p.value * f));
-      for (size_t i = 0; i < rf.size(); ++i)
-        if (std::fabs(rf[i] - base.r[i]) > 1e-9) touched.insert(base.record[i]);
-    }
+    // re-evaluating only the records that p touches; the range of grid points around the grid
+    // minimum whose cost stays within kChi2 sigma^2 of it.
+    const std::set<size_t>& touched = touched_by[j];
     p.scan_lo = p.value * 0.1;
     p.scan_hi = p.value * 10;
     if (!touched.empty()) {
