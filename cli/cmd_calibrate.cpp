@@ -17,6 +17,7 @@
 #include "hw/limits.hpp"
 #include "hw/model_params.hpp"
 #include "models/calibration.hpp"
+#include "models/op_framework_ident.hpp"
 #include "models/records.hpp"
 #include "workloads/e2e_compare.hpp"
 
@@ -203,6 +204,7 @@ void register_calibrate(CLI::App& app, Action& action) {
     std::vector<std::string> e2e;
     std::string attention;
     std::vector<std::string> fix;
+    std::vector<std::string> fw_refit;
     double top_fraction = 0.25;
   };
   auto a = std::make_shared<Args>();
@@ -224,6 +226,12 @@ void register_calibrate(CLI::App& app, Action& action) {
       "keep this parameter at the GPU config's value instead of fitting it (repeatable)");
   auto* markdown =
       cmd->add_flag("--markdown")->description("--splits: print the tables as Markdown");
+  auto* framework =
+      cmd->add_flag("--framework-ops")
+          ->description(
+              "instead of writing an overlay: the framework-op model's parameters "
+              "(models/op_framework_params.hpp), each with its 95% interval on these records and "
+              "the records that pin it (docs/framework-ops.md); Markdown, or JSON with --json");
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -245,7 +253,10 @@ void register_calibrate(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"fast", "detailed"}))
       ->capture_default_str();
   auto* as_json = add_json_flag(cmd);
-  cmd->callback([&action, a, as_json, splits, markdown] {
+  cmd->add_option("--refit", a->fw_refit,
+                  "--framework-ops: re-fit these framework-op parameters (repeatable) and print "
+                  "their values before and after");
+  cmd->callback([&action, a, as_json, splits, markdown, framework] {
     action = [=] {
       // --fix NAME or NAME=VALUE (in the parameter's base unit: seconds, bytes, fraction).
       std::vector<std::string> fixed;
@@ -272,6 +283,35 @@ void register_calibrate(CLI::App& app, Action& action) {
               fmt::format("--fix {}: expected a number in [{}, {}] (base units), got '{}'", name,
                           d->lo, d->hi, text));
         fixed_values.emplace_back(name, v);
+      }
+      if (!a->fw_refit.empty() && framework->count() == 0)
+        throw std::invalid_argument("calibrate: --refit needs --framework-ops");
+      if (framework->count() > 0) {
+        std::vector<std::pair<std::string, std::string>> fw_files;
+        const auto fw_records = read_all(a->files, a->exclude, fw_files);
+        const hw::GpuSpec fw_gpu = hw::load_gpu_spec(hw::resolve_gpu_config(a->gpu));
+        if (!a->fw_refit.empty()) {
+          const models::FwParams p0;
+          const auto p1 = models::framework_refit(fw_gpu, fw_records, p0, a->fw_refit);
+          for (const auto& d : models::framework_param_table())
+            if (std::find(a->fw_refit.begin(), a->fw_refit.end(), d.name) != a->fw_refit.end())
+              std::cout << fmt::format("{} {:.6g} -> {:.6g}\n", d.name, p0.*(d.member),
+                                       p1.*(d.member));
+          for (const auto* p : {&p0, &p1}) {
+            const auto r = models::framework_residuals(fw_gpu, fw_records, *p).r;
+            double ss = 0;
+            for (double x : r) ss += x * x;
+            std::cout << fmt::format("rms ln(pred/meas) over {} residuals: {:.4f}\n", r.size(),
+                                     std::sqrt(ss / static_cast<double>(r.size())));
+          }
+          return 0;
+        }
+        const auto fw = models::framework_identifiability(fw_gpu, fw_records);
+        if (as_json->count() > 0)
+          std::cout << models::framework_ident_json(fw).dump(1) << "\n";
+        else
+          std::cout << models::framework_ident_markdown(fw);
+        return 0;
       }
       if (splits->count() == 0 && a->out.empty())
         throw std::invalid_argument("calibrate: --out is required (or --splits)");

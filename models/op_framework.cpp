@@ -18,126 +18,6 @@ using P = ParamType;
 constexpr double kBig = 9.007199254740992e15;
 const std::vector<std::string_view> kDtypes = {"fp32", "fp16", "bf16"};
 
-// ---- parameters ---------------------------------------------------------------------------------
-//
-// H200 values (132 SMs at 1980 MHz, HBM3e 4.8 TB/s datasheet), each set on the training set
-// validate/data/h200/torch/train/train.json (torch 2.11.0+cu130, driver 580.159.04, SM clock
-// 1980 MHz and memory 3201 MHz throughout) by the kernels named beside it, and frozen before set 2
-// was measured (validate/prereg/torch-set2/); those marked v2 were added after set 2 (fitted on
-// sets 1 and 2), those in the v3 block below after set 3 (least squares, weighted by relative
-// error, on the kernels of sets 1-3 named beside each; the fits' medians and p90s are the
-// kernels' own, before summing into ops). Other GPUs scale the bandwidths by their datasheet HBM
-// bandwidth and the rates by SMs x clock (not validated).
-struct FwParams {
-  // Fixed duration of any kernel as the profiler reports it (start-up and drain): the shortest
-  // kernels of the set (add-eps and rsqrt over 4-8 blocks) run 0.90-0.99 us.
-  double t0_s = 1.0e-6;
-  // Streaming bandwidth, reads + writes, of PyTorch's vectorised kernels: fp32 GELU over 64 Mi
-  // elements (537 MB in 127.8 us), fp32->bf16 casts (786 MB in 177.8 us).
-  double stream_bw = 4.4e12;
-  // Write-only streams (FillFunctor zeroing the cross-entropy gradient: 524 MB in 113 us).
-  double write_bw = 4.65e12;
-  // cat's CatArrayBatchedCopy_vectorized: 134-201 MB moved at 3.9-4.1 TB/s (5 shapes).
-  double cat_bw = 4.0e12;
-  // Row reductions over the last dimension (reduce_kernel<512,1>, mean/sum): 12.6-67 MB at
-  // 2.8-3.7 TB/s.
-  double row_reduce_bw = 3.8e12;
-  // Device-to-device memcpy (expand's copy in the composed RMSNorm backward): 3.6-3.7 TB/s.
-  double memcpy_bw = 3.7e12;
-  // 32-byte sectors between L2 and the SMs when a warp's loads scatter (2-D transposes, strided
-  // copies): 570 MB of sectors for a 4096x4096 bf16 transpose in 122.7 us, fp32 stride 8: 604 MB
-  // in 137 us.
-  double sector_bw = 4.7e12;
-  // Elements per second of PyTorch's non-vectorised loops (unrolled_elementwise_kernel,
-  // elementwise_kernel<128, 2|4> with an offset calculator per operand): bf16->fp32 casts
-  // (131 M elements in 381 us) and 4-D transposes (8.4-33.5 M elements at 0.34-0.36 T/s).
-  double unrolled_rate = 0.345e12;
-  // Block-per-row softmax backward kernels (cunn_SoftMaxBackward{,Smem}; v1, set 1): each
-  // block's row is loaded in rounds of threads x 16 B; a round takes the loaded latency
-  // max(row_latency_min, bytes in flight on the GPU / row_latency_bw) (Little's law), and a block
-  // pays row_block_base for its reductions and barriers.
-  double row_latency_min_s = 0.6e-6;
-  double row_latency_bw = 4.0e12;
-  double row_block_base_s = 2.36e-6;
-  // ---- v3 (fitted on sets 1-3, after set 3 was measured; validate/prereg/torch-set4/) ----------
-  // SIMT-bound kernels: an SM's time for a piece of work is its issue cost plus the latency the
-  // resident warps cannot hide, issue + latency / W, with W the warps resident on the SM (from
-  // the kernel's registers and shared memory: models/occupancy). Costs are SM-seconds at 1980 MHz.
-  //
-  // softmax_warp_forward: a hardware warp handles WARP_BATCH rows of WARP_SIZE lanes
-  // (min(next_pow2(cols), 32) lanes, 2 rows when next_pow2(cols) <= 128, 32 / WARP_SIZE logical
-  // warps per hardware warp); each lane walks n = WARP_BATCH x cols / WARP_SIZE elements. A
-  // hardware warp costs its SM warp_fwd_task_s + n x (warp_fwd_issue_s + warp_fwd_latency_s /
-  // W). Least squares on the 24 warp-forward kernels of sets 1-3 (16 to 2048 columns, 4096 to
-  // 262144 rows): median 3.1%, p90 9.9%. The 2048-column rows (80 registers, W = 24) cost 1.35 x
-  // the 512-column ones (32 registers, W = 64) per element: the latency term.
-  double warp_fwd_task_s = 14.28e-9, warp_fwd_issue_s = 3.811e-9, warp_fwd_latency_s = 151.7e-9;
-  // softmax_warp_backward, the same form without a task cost: 3 kernels (256, 512, 1024 columns;
-  // 32, 55, 96 registers): 1024 columns at 96 registers run 1.6 x slower per element than 256.
-  double warp_bwd_issue_s = 4.402e-9, warp_bwd_latency_s = 86.9e-9;
-  // Block-per-row softmax forward (1024 threads a row), per element of the SM's rows:
-  // cunn_SoftMaxForwardReg: 12 kernels (4096-8192 columns); at 8192 columns its 37 registers
-  // leave one block (W = 32) per SM and the element cost rises 20-35% (set 3's 3072 x 8192 was
-  // -22 to -30% under v2's latency chain, which had no occupancy term).
-  double reg_issue_s = 0.3141e-9, reg_latency_s = 7.25e-9;
-  // cunn_SoftMaxForwardSmem: 4 kernels (10240-20480 columns): 2.0-2.3 ps an element whatever the
-  // rows (v2's three latency-bound passes gave +43% at 10240 columns).
-  double smem_issue_s = 0.2374e-9, smem_latency_s = 2.704e-9;
-  // cunn_SoftMaxForward (three passes over global memory): issue-bound in bf16 (2.0-2.25 ps an
-  // element from 64 to 1024 rows: one row per SM below 132 rows) and HBM-bound in fp32, where the
-  // max and sum passes' re-reads hit L2 for a fraction min(1, l2_reread_fraction x L2 / bytes of
-  // the rows in flight) and stream from HBM otherwise, at plain_hbm_bw. 46 kernels (rows 64-16384,
-  // columns 16384-262144): median 2.0%, p90 6.1%. (v2 had a step: all re-reads hit below 75% of
-  // L2, none above; 4096 x 32000 fp32 lies between.)
-  double plain_issue_s = 0.2285e-9, plain_latency_s = 2.812e-9;
-  double l2_reread_fraction = 0.1629, plain_hbm_bw = 4.01e12;
-  // vectorized_layer_norm_kernel (LayerNorm and RMSNorm forward): a 128-thread block per row in
-  // two passes (statistics, then normalise and write), each in rounds of 128 threads x 4
-  // elements (vec_size 4 for every dtype: 8 B a thread in bf16, 16 B in fp32). A block's time is
-  // a base (the block reduction: Welford's combine for LayerNorm, a sum for RMSNorm) plus per
-  // round the loaded latency ln_l0 + bytes in flight on the GPU / ln_bw; LayerNorm's Welford
-  // update adds ln_welford_s a round to the first pass. When the rows in flight exceed
-  // l2_keep_fraction of L2, the second pass re-reads from HBM: then x is read twice and y written
-  // at ln_spill_bw. 36 kernels of sets 1-3: median 6.1%, p90 16.9% (v2's bandwidth-plus-wave form:
-  // set 3's LayerNorm class median 11.8%).
-  double ln_fwd_base_s = 1.786e-6, rms_fwd_base_s = 0.376e-6, ln_l0_s = 0.2436e-6;
-  double ln_bw = 5.293e12, ln_welford_s = 0.1443e-6, ln_spill_bw = 3.286e12;
-  double l2_keep_fraction = 0.75;
-  // layer_norm_grad_input_kernel_vectorized: the same two-pass form with two arrays (dY and x) in
-  // flight; when the rows in flight pass lngi_keep_fraction of L2, dY and x are read twice from
-  // HBM and dX written (5 x the tensor) at lngi_spill_bw. 36 kernels: median 5.4%, p90 14.0%.
-  double lngi_base_s = 0.7748e-6, lngi_l0_s = 0.3979e-6, lngi_bw = 9.48e12;
-  double lngi_spill_bw = 4.701e12, lngi_keep_fraction = 0.5077;
-  // GammaBetaBackwardCUDAKernelTemplate: a 32 x 32-thread block per 32 columns walks all rows, 256
-  // rows an iteration (8 per thread); an iteration costs the loaded latency gb_l0 + bytes in
-  // flight / gb_bw, with at most one block per SM progressing (above 132 blocks the iterations
-  // of the SM's blocks serialise: 160 blocks run 1.5 x, 256 blocks 2 x the time of 128);
-  // LayerNorm's (weight and bias sums) cost gb_ln_factor times RMSNorm's. 36 kernels: median 7.5%.
-  double gb_fixed_s = 0.0782e-6, gb_l0_s = 0.6933e-6, gb_bw = 5.759e12, gb_ln_factor = 1.156;
-  // elementwise_kernel<128, vt> direct copies (transposes, strided reads): a thread copies vt
-  // elements (4 of 2 bytes, 2 of 4 bytes) after computing its offsets over d dimensions: per
-  // thread copy_thread_s + d x copy_dim_s + vt x copy_elem_s (GPU-seconds), or the sectors or
-  // bytes, whichever is longest. 28 records of sets 1-3: median 1.3%, p90 15.6%; the fp32 stride 2
-  // copy (vt 2) runs at 0.31 T elements/s, the bf16 one (vt 4) at 0.42 T/s (v2: one rate, 0.345).
-  double copy_thread_s = 2.728e-12, copy_dim_s = 0.3987e-12, copy_elem_s = 1.718e-12;
-  // reduce_kernel<128,4> summing over rows (a weight gradient): a fixed cost and a time per row.
-  double column_reduce_base_s = 9.0e-6, column_reduce_per_row_s = 0.9e-9;
-  // nll_loss's single-block kernels: one latency per row a thread handles (rows / threads, the
-  // threads being rows / 16 clamped to [32, 1024]); forward after log_softmax 1.08 us per
-  // iteration (18.3 us at 16 iterations, 9 kernels), alone 0.44 us (8.0-8.4 us, 3 kernels);
-  // backward 0.53 us (9.3-10.4 us, 9 kernels).
-  double nll_fwd_iter_s = 1.08e-6, nll_fwd_alone_iter_s = 0.44e-6, nll_bwd_iter_s = 0.53e-6;
-  // (v2, fitted on set 2: nll_loss forward alone at 16384 and 32768 rows, 1024 threads, 0.72-0.78
-  // us an iteration) the single SM drains the block's gathers at 53 GB/s.
-  double nll_sm_bytes_per_s = 53e9;
-  // GELU's arithmetic, issue cycles per element per SM (the SFU erf/tanh and the FP32 work around
-  // them): bf16 over 64 Mi elements runs below the streaming rate (exact forward 89.7 us, tanh
-  // 77.3 us, exact backward 121.3 us, tanh backward 103.0 us).
-  double gelu_exact_fwd_cpe = 0.345, gelu_tanh_fwd_cpe = 0.297;
-  double gelu_exact_bwd_cpe = 0.468, gelu_tanh_bwd_cpe = 0.397;
-  double memset_s = 0.8e-6;  // Memset of a few bytes (0.74-0.80 us)
-};
-
 constexpr double kRefHbm = 4.8e12;            // H200 datasheet HBM bandwidth
 constexpr double kRefSmClock = 132 * 1.98e9;  // H200 SMs x boost clock
 
@@ -149,8 +29,8 @@ struct Ctx {
   double sm_clock_hz = 1.98e9;
 };
 
-Ctx make_ctx(const hw::GpuSpec& gpu) {
-  Ctx c{gpu, FwParams{}};
+Ctx make_ctx(const hw::GpuSpec& gpu, const FwParams& params) {
+  Ctx c{gpu, params};
   c.sms = gpu.sm.count;
   if (gpu.memory.hbm_bandwidth > 0) c.bw_scale = gpu.memory.hbm_bandwidth / kRefHbm;
   const double clock = gpu.clocks.boost_hz > 0 ? gpu.clocks.boost_hz : 1.98e9;
@@ -205,10 +85,10 @@ FrameworkKernel unrolled(const Ctx& c, std::string name, double elems, double by
 
 // (v3) elementwise_kernel<128, vt> copying through offset calculators (gpu_kernel_impl_nocast,
 // direct_copy_kernel): each of elems / vt threads (vt = 4 elements of 2 bytes, 2 of 4 bytes)
-// computes its offsets over `dims` dimensions and copies its elements; sectors and bytes at
+// computes its offsets and copies its elements (v4: one cost an element); sectors and bytes at
 // their bandwidths; the largest sets the time.
-FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double e, double dims,
-                            double bytes, double sector_bytes) {
+FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double e, double bytes,
+                            double sector_bytes) {
   FrameworkKernel k;
   k.name = std::move(name);
   k.block = 128;
@@ -216,8 +96,7 @@ FrameworkKernel direct_copy(const Ctx& c, std::string name, double elems, double
   k.grid = std::max(1.0, std::ceil(elems / (128 * vt)));
   k.hbm_bytes = bytes;
   k.l2_bytes = sector_bytes;
-  const double per_thread = c.p.copy_thread_s + dims * c.p.copy_dim_s + vt * c.p.copy_elem_s;
-  const double t_el = elems / vt * per_thread / c.rate_scale;
+  const double t_el = elems * c.p.copy_elem_s / c.rate_scale;
   const double t_mem = bytes / (c.p.stream_bw * c.bw_scale);
   const double t_sec = sector_bytes / (c.p.sector_bw * c.bw_scale);
   k.time_s = c.p.t0_s + std::max({t_el, t_mem, t_sec});
@@ -369,7 +248,7 @@ void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
                             c.p.reg_latency_s, 2 * n * e, c.p.stream_bw));
   } else if (row <= 48 * 1024 - 128 && std::fmod(cols, ilp_of(e)) == 0) {
     out.push_back(row_issue(c, "cunn_SoftMaxForwardSmem", rows, cols, 32, row + 128,
-                            c.p.smem_issue_s, c.p.smem_latency_s, 2 * n * e, c.p.stream_bw));
+                            c.p.smem_issue_s, 0.0, 2 * n * e, c.p.stream_bw));
   } else {
     // Max, sum of exp, then normalise and write: the two re-reads hit L2 for the fraction of
     // the rows in flight that l2_reread_fraction of L2 holds, and come from HBM otherwise.
@@ -377,8 +256,8 @@ void softmax_fwd(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, d
     const double in_flight = std::min(rows, c.sms * bps) * row;
     const double hit = std::min(1.0, c.p.l2_reread_fraction * c.gpu.memory.l2_size / in_flight);
     const double traffic = (2 + 2 * (1 - hit)) * n * e;
-    out.push_back(row_issue(c, "cunn_SoftMaxForward", rows, cols, 32, 128, c.p.plain_issue_s,
-                            c.p.plain_latency_s, traffic, c.p.plain_hbm_bw));
+    out.push_back(row_issue(c, "cunn_SoftMaxForward", rows, cols, 32, 128, c.p.plain_issue_s, 0.0,
+                            traffic, c.p.plain_hbm_bw));
   }
 }
 
@@ -467,7 +346,7 @@ void norm_kernels(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, 
     // 32 registers in bf16 (16 blocks an SM), 39 in fp32 (12): the profiler.
     out.push_back(two_pass_rows(
         c, rms ? "vectorized_layer_norm_kernel<rms>" : "vectorized_layer_norm_kernel", rows, cols,
-        e, e == 4 ? 39 : 32, 24, 1, rms ? p.rms_fwd_base_s : p.ln_fwd_base_s, p.ln_l0_s, p.ln_bw,
+        e, e == 4 ? 39 : 32, 24, 1, rms ? 0.0 : p.ln_fwd_base_s, p.ln_l0_s, p.ln_bw,
         rms ? 0.0 : p.ln_welford_s, p.l2_keep_fraction, 3, p.ln_spill_bw, 2 * n * e));
     return;
   }
@@ -487,7 +366,7 @@ void norm_kernels(const Ctx& c, std::vector<FrameworkKernel>& out, double rows, 
   const double in_flight = progressing * 1024 * 8 * 2 * e;
   const double iter =
       (p.gb_l0_s + in_flight / (p.gb_bw * c.bw_scale)) * (rms ? 1.0 : p.gb_ln_factor);
-  k.time_s = p.t0_s + p.gb_fixed_s + turns * std::ceil(rows / 256) * iter;
+  k.time_s = p.t0_s + turns * std::ceil(rows / 256) * iter;
   k.bound = "latency";
   out.push_back(k);
 }
@@ -692,7 +571,12 @@ OpCost framework_op_cost(const OpSpec& op) {
 }
 
 std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op) {
-  const Ctx c = make_ctx(gpu);
+  return framework_kernels(gpu, op, FwParams{});
+}
+
+std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op,
+                                               const FwParams& params) {
+  const Ctx c = make_ctx(gpu, params);
   std::vector<FrameworkKernel> out;
   const std::string_view k = op.kind();
   if (k == "torch_softmax") {
@@ -760,9 +644,7 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     // rows, so HBM sees the bytes once).
     const double run = inner * e;
     const double sectors = n / inner * std::ceil(run / 32) * 32;
-    // Offsets over the dimensions left after coalescing: a and b, plus outer and inner when > 1.
-    const double dims = 2 + (op.f("outer") > 1 ? 1 : 0) + (inner > 1 ? 1 : 0);
-    out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (transpose)", n, e, dims,
+    out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (transpose)", n, e,
                               2 * n * e, sectors + n * e));
   } else if (k == "torch_cat") {
     const double n = op.f("pieces") * op.f("rows") * op.f("cols"), e = dtype_bytes(op.s("dtype"));
@@ -780,13 +662,72 @@ std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpS
     while ((n / pieces - 1) * s * e > 2147483647.0 && pieces < (1 << 20)) pieces *= 2;
     for (int i = 0; i < pieces; ++i) {
       const double m = n / pieces;
-      out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (strided)", m, e, 1,
+      out.push_back(direct_copy(c, "elementwise_kernel<128,vt> direct_copy (strided)", m, e,
                                 m * (e + dram), m * (sector + e)));
     }
   } else {
     throw std::invalid_argument("framework ops: unknown op '" + std::string(k) + "'");
   }
   return out;
+}
+
+// ---- parameter table ----------------------------------------------------------------------------
+
+const std::vector<FwParamDecl>& framework_param_table() {
+  using F = FwParams;
+  static const std::vector<FwParamDecl> t = {
+      {"t0_s", &F::t0_s, "every kernel (fixed duration)"},
+      {"stream_bw", &F::stream_bw, "vectorised elementwise, casts, floors of the SIMT kernels"},
+      {"write_bw", &F::write_bw, "FillFunctor (nll_loss backward)"},
+      {"cat_bw", &F::cat_bw, "CatArrayBatchedCopy_vectorized"},
+      {"row_reduce_bw", &F::row_reduce_bw, "reduce_kernel<512,1> (composed RMSNorm)"},
+      {"memcpy_bw", &F::memcpy_bw, "Memcpy DtoD (composed RMSNorm backward)"},
+      {"sector_bw", &F::sector_bw, "unrolled / direct copies (sectors)"},
+      {"unrolled_rate", &F::unrolled_rate,
+       "unrolled_elementwise_kernel, elementwise_kernel<128,2>"},
+      {"row_latency_min_s", &F::row_latency_min_s, "cunn_SoftMaxBackward{,Smem}", false},
+      {"row_latency_bw", &F::row_latency_bw, "cunn_SoftMaxBackward{,Smem}"},
+      {"row_block_base_s", &F::row_block_base_s, "cunn_SoftMaxBackward{,Smem}"},
+      {"warp_fwd_task_s", &F::warp_fwd_task_s, "softmax_warp_forward"},
+      {"warp_fwd_issue_s", &F::warp_fwd_issue_s, "softmax_warp_forward"},
+      {"warp_fwd_latency_s", &F::warp_fwd_latency_s, "softmax_warp_forward"},
+      {"warp_bwd_issue_s", &F::warp_bwd_issue_s, "softmax_warp_backward"},
+      {"warp_bwd_latency_s", &F::warp_bwd_latency_s, "softmax_warp_backward"},
+      {"reg_issue_s", &F::reg_issue_s, "cunn_SoftMaxForwardReg"},
+      {"reg_latency_s", &F::reg_latency_s, "cunn_SoftMaxForwardReg"},
+      {"smem_issue_s", &F::smem_issue_s, "cunn_SoftMaxForwardSmem"},
+      {"plain_issue_s", &F::plain_issue_s, "cunn_SoftMaxForward"},
+      {"l2_reread_fraction", &F::l2_reread_fraction, "cunn_SoftMaxForward (fp32)"},
+      {"plain_hbm_bw", &F::plain_hbm_bw, "cunn_SoftMaxForward (fp32)"},
+      {"ln_fwd_base_s", &F::ln_fwd_base_s, "vectorized_layer_norm_kernel (LayerNorm)"},
+      {"ln_l0_s", &F::ln_l0_s, "vectorized_layer_norm_kernel"},
+      {"ln_bw", &F::ln_bw, "vectorized_layer_norm_kernel"},
+      {"ln_welford_s", &F::ln_welford_s, "vectorized_layer_norm_kernel (LayerNorm)"},
+      {"ln_spill_bw", &F::ln_spill_bw, "vectorized_layer_norm_kernel (rows past L2)"},
+      {"l2_keep_fraction", &F::l2_keep_fraction, "vectorized_layer_norm_kernel (spill threshold)"},
+      {"lngi_base_s", &F::lngi_base_s, "layer_norm_grad_input_kernel_vectorized"},
+      {"lngi_l0_s", &F::lngi_l0_s, "layer_norm_grad_input_kernel_vectorized"},
+      {"lngi_bw", &F::lngi_bw, "layer_norm_grad_input_kernel_vectorized"},
+      {"lngi_spill_bw", &F::lngi_spill_bw, "layer_norm_grad_input_kernel_vectorized (past L2)"},
+      {"lngi_keep_fraction", &F::lngi_keep_fraction,
+       "layer_norm_grad_input_kernel_vectorized (spill threshold)"},
+      {"gb_l0_s", &F::gb_l0_s, "GammaBetaBackwardCUDAKernelTemplate"},
+      {"gb_bw", &F::gb_bw, "GammaBetaBackwardCUDAKernelTemplate"},
+      {"gb_ln_factor", &F::gb_ln_factor, "GammaBetaBackwardCUDAKernelTemplate (LayerNorm)"},
+      {"copy_elem_s", &F::copy_elem_s, "elementwise_kernel<128,vt> direct copies"},
+      {"column_reduce_base_s", &F::column_reduce_base_s, "reduce_kernel<128,4> (column sum)"},
+      {"column_reduce_per_row_s", &F::column_reduce_per_row_s, "reduce_kernel<128,4> (column sum)"},
+      {"nll_fwd_iter_s", &F::nll_fwd_iter_s, "nll_loss forward (after log_softmax)"},
+      {"nll_fwd_alone_iter_s", &F::nll_fwd_alone_iter_s, "nll_loss forward (alone)"},
+      {"nll_bwd_iter_s", &F::nll_bwd_iter_s, "nll_loss backward"},
+      {"nll_sm_bytes_per_s", &F::nll_sm_bytes_per_s, "nll_loss forward (1024 threads)"},
+      {"gelu_exact_fwd_cpe", &F::gelu_exact_fwd_cpe, "GELU exact forward"},
+      {"gelu_tanh_fwd_cpe", &F::gelu_tanh_fwd_cpe, "GELU tanh forward"},
+      {"gelu_exact_bwd_cpe", &F::gelu_exact_bwd_cpe, "GELU exact backward"},
+      {"gelu_tanh_bwd_cpe", &F::gelu_tanh_bwd_cpe, "GELU tanh backward"},
+      {"memset_s", &F::memset_s, "Memset (composed RMSNorm backward)"},
+  };
+  return t;
 }
 
 KernelPrediction predict_framework_op(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,

@@ -30,11 +30,13 @@
 // issue-bound (bf16/fp16) plain kernel (set 4: +34%).
 // Parameters: H200 values; v1's set on set 1 (validate/data/h200/torch/train), v3's (the
 // mechanisms marked v3) by least squares on sets 1-3, each with its records and fit quality in
-// FwParams (op_framework.cpp); other GPUs scale them by their datasheet bandwidth and
-// clock (not validated).
+// FwParams (op_framework_params.hpp); v4 fixed or dropped the eight that sets 1-3 could not pin
+// down (models/op_framework_ident.hpp, validate/torch/identifiability.md) and re-fitted their
+// neighbours on sets 1-3; other GPUs scale them by their datasheet bandwidth and clock (not
+// validated).
 // Validation: pre-registered (validate/prereg/torch-set{2,3,4}/): predictions committed before
-// each measurement; sets 1-3 are fit data for v3, set 4 is v3's test. Errors in
-// validate/README.md, "Framework ops".
+// each measurement; sets 1-3 are fit data for v3 and v4, set 4 is v3's test (v4 came after it).
+// Errors in validate/README.md, "Framework ops".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -46,6 +48,7 @@
 #include "models/kernel_model.hpp"
 #include "models/op.hpp"
 #include "models/op_cost.hpp"
+#include "models/op_framework_params.hpp"
 
 namespace ridge::models {
 
@@ -73,6 +76,9 @@ struct FrameworkKernel {
 
 /// The kernels a framework op launches on `gpu`, each timed.
 std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op);
+/// The same with other parameter values (the identifiability analysis and its re-fit).
+std::vector<FrameworkKernel> framework_kernels(const hw::GpuSpec& gpu, const OpSpec& op,
+                                               const FwParams& params);
 
 /// Predicts a framework op (both modes use this closed form; `detail` says so).
 KernelPrediction predict_framework_op(const hw::GpuSpec& gpu, const OpSpec& op, Mode mode,

@@ -5,8 +5,9 @@
 
 Sets 2, 3 and 4 are scored with their pre-registered predictions
 (validate/prereg/torch-set{2,3,4}/predictions.json, committed before each set was measured);
-sets 1-3 are also scored with the model in the tree (v3, fitted on them) as `ridge predict`
-gives it now (`--ridge PATH`, default ./build/dev/cli/ridge): those rows are fits. A set whose
+sets 1-4 are also scored with the model in the tree (v4: fitted on sets 1-3, changed after set
+4 was measured) as `ridge predict` gives it now (`--ridge PATH`, default ./build/dev/cli/ridge):
+those rows are fits (sets 1-3) or no longer a prediction (set 4). A set whose
 measurement is not committed is left out. The text between the markers
 `<!-- torch-tables:begin -->` and `<!-- torch-tables:end -->` is replaced; nothing else is
 touched.
@@ -48,10 +49,11 @@ def section(ridge):
         ("set2/v1", "set2", "set 2 (model v1, pre-registered)"),
         ("set3/v2", "set3", "set 3 (model v2, pre-registered)"),
         ("set4/v3", "set4", "set 4 (model v3, pre-registered)"),
-        ("train/v3", "train", "set 1 (model v3, fit)"),
-        ("set2/v3", "set2", "set 2 (model v3, fit)"),
-        ("set3/v3", "set3", "set 3 (model v3, fit)")) if os.path.exists(measured_path(s))]
-    rows = {k: scored(s, "current" if k.endswith("v3") and s != "set4" else "prereg", ridge)
+        ("train/v4", "train", "set 1 (model v4, fit)"),
+        ("set2/v4", "set2", "set 2 (model v4, fit)"),
+        ("set3/v4", "set3", "set 3 (model v4, fit)"),
+        ("set4/v4", "set4", "set 4 (model v4, not a prediction)")) if os.path.exists(measured_path(s))]
+    rows = {k: scored(s, "current" if k.endswith("v4") else "prereg", ridge)
             for k, s, _ in sets}
     sets = [(k, t) for k, _, t in sets]
     out = []
