@@ -3,21 +3,25 @@
 // drained from the stream's queue (models/launch.cpp queued_launches_s), GEMMs with rows not
 // 16-byte aligned (models/op_library.cpp unaligned_tensor_scale), strided reads an atom or more
 // apart (models/kernel.cpp hbm_row_spread), and pageable copies priced from the host's measured
-// staging rates (hw/model_params.cpp host_staging_rate_*); and the freeze of pre-registered set 3
-// (validate/prereg/own-set3) until it is measured.
+// staging rates (hw/model_params.cpp host_staging_rate_*); the freeze of pre-registered set 3
+// (validate/prereg/own-set3), kept until the model changes; and its targets on the measurement
+// (validate/data/h200/own-set3; validate/README.md, "Own programs, pre-registered set 3").
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "hw/gpu_loader.hpp"
 #include "models/kernel.hpp"
 #include "models/kernel_model.hpp"
 #include "models/launch.hpp"
 #include "models/op.hpp"
+#include "models/records.hpp"
 
 using namespace ridge;
 
@@ -127,5 +131,125 @@ TEST_CASE("own-set3: the current model reproduces the pre-registered predictions
     const double t = models::predict_kernel(g, spec, models::Mode::kFast, timing).time_s * 1e6;
     INFO(r.at("id").get<std::string>());
     CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
+  }
+}
+
+// ---- own-set3's targets on the pre-registered predictions (errors.md: errors.py --write) -------
+//
+// Measured 2026-12-01 23:17 UTC, one call (validate/data/h200/own-set3/README.md); all 134 cases
+// ran and every one is scored (the rule fixed before measuring). The scored predictions are
+// predictions.json with the pageable copies from the host probe run right before the cases:
+// errors.py writes them to validate/data/h200/own-set3/predictions-with-probe.json, and the first
+// test checks that file against the frozen model given the probe's rates.
+namespace {
+
+const std::string kRoot = RIDGE_SOURCE_DIR;
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  return nlohmann::json::parse(f);
+}
+
+bool misaligned(const nlohmann::json& p) {
+  const std::string dt = p.at("dtype");
+  const int in = dt == "fp32" || dt == "tf32" ? 4 : (dt == "fp16" || dt == "bf16" ? 2 : 1);
+  const int out = dt.rfind("fp8", 0) == 0 ? 2 : in;
+  return (p.at("k").get<long long>() * in) % 16 != 0 ||
+         (p.at("n").get<long long>() * out) % 16 != 0;
+}
+
+std::string set3_class(const nlohmann::json& r) {
+  const std::string op = r.at("op");
+  const auto& p = r.at("params");
+  if (op == "gemm")
+    return misaligned(p) ? "gemm misaligned" : "gemm " + p.at("dtype").get<std::string>();
+  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
+  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
+  return op;
+}
+
+struct Set3 {
+  std::vector<double> all;                              // |error| of every case (all scored)
+  std::map<std::string, std::vector<double>> by_class;  // |error| per op class
+};
+
+const Set3& set3() {
+  static const Set3 e = [] {
+    const auto measured = read_json(kRoot + "/validate/data/h200/own-set3/own-set3.json");
+    const auto pred = read_json(kRoot + "/validate/data/h200/own-set3/predictions-with-probe.json");
+    std::map<std::string, double> p;
+    for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+    Set3 out;
+    for (const auto& r : measured.at("records")) {
+      const double m = r.at("timing").at("median_us");
+      const double err = std::abs(p.at(r.at("id")) - m) / m;
+      out.by_class[set3_class(r)].push_back(err);
+      out.all.push_back(err);
+    }
+    return out;
+  }();
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("own-set3: the scored pageable predictions are the frozen model given the host probe",
+          "[validation][own-set3]") {
+  // The probe's rates (GB/s) set as host_staging_rate_*: the model's per-call time of every
+  // pageable case equals the committed scored figure (1e-9 relative: JSON keeps every digit).
+  hw::GpuSpec g = hw::find_gpu(kRoot + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  const auto probe = read_json(kRoot + "/validate/data/h200/own-set3/host-probe-before.json");
+  g.model["host_staging_rate_d2h"] = probe.at("d2h_gbs").get<double>() * 1e9;
+  g.model["host_staging_rate_h2d"] = probe.at("h2d_gbs").get<double>() * 1e9;
+  g.model["host_staging_rate_h2d_cached"] = probe.at("h2d_cached_gbs").get<double>() * 1e9;
+  const auto pred = read_json(kRoot + "/validate/data/h200/own-set3/predictions-with-probe.json");
+  int pageable = 0;
+  for (const auto& r : pred.at("records")) {
+    if (r.at("op") != "copy" || r.at("params").at("memory") != "pageable") continue;
+    ++pageable;
+    const auto spec = models::OpSpec::from_json("copy", r.at("params"));
+    const double t =
+        models::predict_kernel(g, spec, models::Mode::kFast, models::Timing::kPerCall).time_s;
+    INFO(r.at("id").get<std::string>());
+    CHECK(t * 1e6 == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-9));
+  }
+  CHECK(pageable == 8);
+}
+
+TEST_CASE("own-set3 pre-registered: 134 cases measured, every one scored",
+          "[validation][own-set3]") {
+  CHECK(set3().all.size() == 134);
+  CHECK(set3().by_class.size() == 16);
+  CHECK(set3().by_class.at("gemm misaligned").size() == 8);
+}
+
+TEST_CASE("own-set3 pre-registered: kernels median <= 5% (missed: 6.1%)",
+          "[validation][own-set3][!shouldfail]") {
+  CHECK(models::percentile(set3().all, 50) <= 0.05);
+}
+
+TEST_CASE("own-set3 pre-registered: kernels p90 <= 15% (missed: 27.6%)",
+          "[validation][own-set3][!shouldfail]") {
+  CHECK(models::percentile(set3().all, 90) <= 0.15);
+}
+
+TEST_CASE(
+    "own-set3 pre-registered: every op class median <= 10% (missed: gemm misaligned 45.3%, "
+    "copy d2h 34.5%, copy h2d 20.6%, gemm tf32 17.7%)",
+    "[validation][own-set3][!shouldfail]") {
+  for (const auto& [c, v] : set3().by_class) {
+    INFO(c << ": " << models::percentile(v, 50));
+    CHECK(models::percentile(v, 50) <= 0.10);
+  }
+}
+
+TEST_CASE("own-set3 pre-registered: the 12 op classes that met their 10% median",
+          "[validation][own-set3]") {
+  // The classes within the target (errors.md): everything but the four missed above.
+  for (const auto& [c, v] : set3().by_class) {
+    if (c == "gemm misaligned" || c == "copy d2h" || c == "copy h2d" || c == "gemm tf32") continue;
+    INFO(c << ": " << models::percentile(v, 50));
+    CHECK(models::percentile(v, 50) <= 0.10);
   }
 }
