@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 58> kParams = {{
+constexpr std::array<ModelParamDecl, 64> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -134,6 +134,16 @@ constexpr std::array<ModelParamDecl, 58> kParams = {{
     // a graph does ahead. A workload's captured kernels are charged their kernel time less this.
     {"graph_kernel_saving", Dimension::kTime, 0.86e-6, 0.0, 20e-6,
      "GPU time per kernel a CUDA-graph replay saves over dependent launches on a stream"},
+    // Kernels already queued on a stream (ridge-bench's launch/dependent: a spin kernel holds the
+    // GPU while the host queues them) are started by the GPU's front end one after another, at a
+    // period of their own that no host cost and no kernel's own start-up (kernel_startup, fitted
+    // on timed single kernels) enters. Direct measurement, the line through launch.json's
+    // dependent/10 (15.33 us) and dependent/1000 (1360.8 us): 1.359 us per kernel and 1.74 us for
+    // the first (event to first kernel). Sets 1 and 2 (20-500 kernels) lie within 6% of the line.
+    {"queued_kernel_period", Dimension::kTime, 1.359e-6, 0.0, 50e-6,
+     "GPU front-end time per empty kernel drained from a full stream queue"},
+    {"queued_first_kernel", Dimension::kTime, 1.74e-6, 0.0, 50e-6,
+     "GPU time from a stream's event to its first queued kernel's end"},
     {"kernel_startup", Dimension::kTime, 2.0e-6, 0.0, 50e-6,
      "GPU time from a kernel starting to its first blocks running, plus its drain"},
     // An SM takes its blocks one at a time: softmax over 16384 rows as one-warp blocks takes the
@@ -164,6 +174,13 @@ constexpr std::array<ModelParamDecl, 58> kParams = {{
     {"vector_efficiency", Dimension::kFraction, 0.70, 0.05, 1.0,
      "fraction of CUDA-core peak reached by non-GEMM arithmetic (elementwise, reductions)"},
     // A GEMM tile's fixed cost: prologue (first loads, pipeline fill) and epilogue (write-back).
+    // The sm_80-class kernels cuBLASLt runs on sm_90 for GEMMs whose rows are not 16-byte aligned
+    // (models/op_library.cpp unaligned_tensor_scale), as a fraction of the aligned kernels'
+    // tensor efficiency. Least squares in log on the three such records, all with 8-byte rows
+    // (own-set1 fp16 2500x3500x4500, own-set2 fp16 3000x2000x4100 and bf16 2048x4100x4100:
+    // 171-252 TFLOPS against 700-760 for aligned shapes of their size).
+    {"gemm_unaligned_tensor_fraction", Dimension::kFraction, 0.326, 0.01, 1.0,
+     "tensor efficiency of GEMMs with 8-byte-aligned rows over the 16-byte-aligned kernels'"},
     {"gemm_tile_overhead", Dimension::kTime, 1.0e-6, 0.0, 50e-6, "fixed time per GEMM output tile"},
     // Bytes per clock one SM's L1 exchanges with L2: 64 B/clk on Ampere/Hopper (Jia et al.,
     // "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, L2 section, and
@@ -193,6 +210,19 @@ constexpr std::array<ModelParamDecl, 58> kParams = {{
      "fraction of PCIe rate for the part of a pageable h2d copy read from host DRAM"},
     {"host_cache_bytes", Dimension::kBytes, 35e6, 0.0, 4e9,
      "bytes of a pageable h2d copy's source the host's caches keep between copies"},
+    // The host's staging copy rates for pageable copies, as a probe on the host that runs them
+    // measures them (validate/prereg/own-set3/host_probe.cu: memcpy between a pageable buffer and
+    // a pinned one, 64 MiB, and 8 MiB repeated for the cached source). 0 (the default): not
+    // measured, and pageable copies use the fitted pcie_efficiency_pageable* instead. Given, a
+    // pageable copy costs its bytes over the pinned rate plus its bytes over the staging rate
+    // (models/op_library.cpp): lent hosts differ (own-set2's ran d2h at 9.9-11.0 GB/s where every
+    // earlier one ran 13.2-15.0, GPU-side controls within 1.2%).
+    {"host_staging_rate_d2h", Dimension::kBandwidth, 0.0, 0.0, 1e12,
+     "host memcpy rate pinned -> pageable (probe); 0: use pcie_efficiency_pageable_d2h"},
+    {"host_staging_rate_h2d", Dimension::kBandwidth, 0.0, 0.0, 1e12,
+     "host memcpy rate pageable (host DRAM) -> pinned (probe); 0: use pcie_efficiency_pageable*"},
+    {"host_staging_rate_h2d_cached", Dimension::kBandwidth, 0.0, 0.0, 1e12,
+     "host memcpy rate pageable (host-cached) -> pinned (probe); 0: host_staging_rate_h2d"},
     {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6,
      "fixed cost of one cudaMemcpyAsync, host or device"},
     // Power and clocks (models/clock_model.hpp). A GPU config that gives its board power cap turns

@@ -34,6 +34,22 @@ double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes) {
   return std::max(1.0, std::min(gap, atom_bytes) / 32.0);
 }
 
+double hbm_row_spread(int elem_bytes, int stride, double atom_bytes) {
+  // Elements further apart than an atom each cost a whole atom (hbm_atom_amplification), and
+  // each atom costs more the further apart they lie: fewer of them share a DRAM row (one
+  // activation serves fewer atoms) and, with gaps of a power of two, they fall on fewer of the
+  // channels the address hash spreads a stream over. The records show the cost per atom rising
+  // as (gap / atom)^0.22: against the 64-byte gap's, 1.10-1.18 at 128 bytes (kernels.json fp32
+  // stride 32, own-set1 bf16 stride 64), 1.16 at 160, 1.23-1.25 at 192 (own-set1 fp32 stride 48,
+  // own-set2 bf16 stride 96) and 1.58 at 512 (own-set2 fp32 stride 128: the case own-set2 missed
+  // by 37%); the model gives 1.165, 1.22, 1.27 and 1.58. Past 32 atoms (2 KiB, a DRAM row or more
+  // per element) it stops rising: no record that far apart, a bound not a measurement.
+  constexpr double kExponent = 0.22;
+  const double gap = static_cast<double>(std::max(1, elem_bytes)) * std::max(1, stride);
+  if (atom_bytes <= 0 || gap <= atom_bytes) return 1.0;
+  return std::pow(std::min(gap, 32.0 * atom_bytes) / atom_bytes, kExponent);
+}
+
 namespace {
 
 double tensor_peak(const hw::GpuSpec& gpu, hw::Precision p) {
@@ -98,38 +114,42 @@ struct ParamSlot {
   std::string_view name;
   double KernelParams::*field;
 };
-using ParamSlots = std::array<ParamSlot, 28>;
+using ParamSlots = std::array<ParamSlot, 31>;
 
 const ParamSlots& param_slots() {
   static const ParamSlots slots = [] {
-    ParamSlots t = {{{"hbm_efficiency", &KernelParams::hbm_efficiency},
-                     {"l2_efficiency", &KernelParams::l2_efficiency},
-                     {"hbm_latency", &KernelParams::hbm_latency},
-                     {"l2_latency", &KernelParams::l2_latency},
-                     {"max_inflight_bytes_per_sm", &KernelParams::max_inflight_bytes_per_sm},
-                     {"loads_in_flight_per_warp", &KernelParams::loads_in_flight_per_warp},
-                     {"sm_l2_bytes_per_cycle", &KernelParams::sm_l2_bytes_per_cycle},
-                     {"vector_efficiency", &KernelParams::vector_efficiency},
-                     {"simt_efficiency_fp32", &KernelParams::simt_efficiency_fp32},
-                     {"tensor_efficiency_fp16", &KernelParams::tensor_fp16},
-                     {"tensor_efficiency_bf16", &KernelParams::tensor_bf16},
-                     {"tensor_efficiency_tf32", &KernelParams::tensor_tf32},
-                     {"tensor_efficiency_fp8", &KernelParams::tensor_fp8},
-                     {"gemm_tile_overhead", &KernelParams::gemm_tile_overhead},
-                     {"kernel_startup", &KernelParams::kernel_startup},
-                     {"kernel_gap", &KernelParams::kernel_gap},
-                     {"graph_kernel_gap", &KernelParams::graph_kernel_gap},
-                     {"hbm_access_bytes", &KernelParams::hbm_access_bytes},
-                     {"host_launch_cuda", &KernelParams::host_launch_cuda},
-                     {"host_launch_eager", &KernelParams::host_launch_eager},
-                     {"graph_launch_per_kernel", &KernelParams::graph_launch_per_kernel},
-                     {"pcie_efficiency_pinned", &KernelParams::pcie_efficiency_pinned},
-                     {"pcie_efficiency_pageable", &KernelParams::pcie_efficiency_pageable},
-                     {"pcie_efficiency_pageable_d2h", &KernelParams::pcie_efficiency_pageable_d2h},
-                     {"copy_latency", &KernelParams::copy_latency},
-                     {"block_dispatch", &KernelParams::block_dispatch},
-                     {"attention_fwd_efficiency", &KernelParams::attention_fwd_efficiency},
-                     {"attention_bwd_efficiency", &KernelParams::attention_bwd_efficiency}}};
+    ParamSlots t = {
+        {{"hbm_efficiency", &KernelParams::hbm_efficiency},
+         {"l2_efficiency", &KernelParams::l2_efficiency},
+         {"hbm_latency", &KernelParams::hbm_latency},
+         {"l2_latency", &KernelParams::l2_latency},
+         {"max_inflight_bytes_per_sm", &KernelParams::max_inflight_bytes_per_sm},
+         {"loads_in_flight_per_warp", &KernelParams::loads_in_flight_per_warp},
+         {"sm_l2_bytes_per_cycle", &KernelParams::sm_l2_bytes_per_cycle},
+         {"vector_efficiency", &KernelParams::vector_efficiency},
+         {"simt_efficiency_fp32", &KernelParams::simt_efficiency_fp32},
+         {"tensor_efficiency_fp16", &KernelParams::tensor_fp16},
+         {"tensor_efficiency_bf16", &KernelParams::tensor_bf16},
+         {"tensor_efficiency_tf32", &KernelParams::tensor_tf32},
+         {"tensor_efficiency_fp8", &KernelParams::tensor_fp8},
+         {"gemm_tile_overhead", &KernelParams::gemm_tile_overhead},
+         {"gemm_unaligned_tensor_fraction", &KernelParams::gemm_unaligned_tensor_fraction},
+         {"kernel_startup", &KernelParams::kernel_startup},
+         {"kernel_gap", &KernelParams::kernel_gap},
+         {"graph_kernel_gap", &KernelParams::graph_kernel_gap},
+         {"hbm_access_bytes", &KernelParams::hbm_access_bytes},
+         {"host_launch_cuda", &KernelParams::host_launch_cuda},
+         {"host_launch_eager", &KernelParams::host_launch_eager},
+         {"graph_launch_per_kernel", &KernelParams::graph_launch_per_kernel},
+         {"queued_kernel_period", &KernelParams::queued_kernel_period},
+         {"queued_first_kernel", &KernelParams::queued_first_kernel},
+         {"pcie_efficiency_pinned", &KernelParams::pcie_efficiency_pinned},
+         {"pcie_efficiency_pageable", &KernelParams::pcie_efficiency_pageable},
+         {"pcie_efficiency_pageable_d2h", &KernelParams::pcie_efficiency_pageable_d2h},
+         {"copy_latency", &KernelParams::copy_latency},
+         {"block_dispatch", &KernelParams::block_dispatch},
+         {"attention_fwd_efficiency", &KernelParams::attention_fwd_efficiency},
+         {"attention_bwd_efficiency", &KernelParams::attention_bwd_efficiency}}};
     // std::map<std::string, ...> orders its keys as string_view's operator< does.
     std::sort(t.begin(), t.end(),
               [](const ParamSlot& a, const ParamSlot& b) { return a.name < b.name; });
@@ -221,7 +241,8 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   s.l2_bytes = reads + writes;
   // HBM is read in atoms larger than an L2 sector: elements further apart than a sector each cost a
   // whole atom from HBM (twice the sector's bytes for 64-byte atoms).
-  const double dram_amp = hbm_atom_amplification(d.elem_bytes, d.stride, k.hbm_access_bytes);
+  const double dram_amp = hbm_atom_amplification(d.elem_bytes, d.stride, k.hbm_access_bytes) *
+                          hbm_row_spread(d.elem_bytes, d.stride, k.hbm_access_bytes);
   s.hbm_bytes = reads * read_fraction * dram_amp + writes;  // writes are written back to HBM
 
   s.l2_latency_s = k.l2_latency;

@@ -75,6 +75,9 @@ int sectors_per_request(int elem_bytes, int stride);
 double sector_amplification(int elem_bytes, int stride);
 /// Extra HBM traffic of a strided warp request: HBM atoms fetched over the sectors' bytes (>= 1).
 double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes);
+/// HBM cost per atom of elements an atom or more apart, over a 64-byte gap's (>= 1): rises as
+/// (gap / atom)^0.22 up to 32 atoms apart (models/kernel.cpp).
+double hbm_row_spread(int elem_bytes, int stride, double atom_bytes);
 
 /// The model parameters the kernel model reads, resolved once per prediction by one walk over the
 /// GPU's overlay (gpu.param per name is a map lookup; a GEMM's tile search evaluates dozens of
@@ -82,10 +85,11 @@ double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes);
 struct KernelParams {
   double hbm_efficiency, l2_efficiency, hbm_latency, l2_latency, max_inflight_bytes_per_sm;
   double loads_in_flight_per_warp, sm_l2_bytes_per_cycle, vector_efficiency, simt_efficiency_fp32;
-  double tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, gemm_tile_overhead;
+  double tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, gemm_tile_overhead,
+      gemm_unaligned_tensor_fraction;
   double hbm_access_bytes;
   double kernel_startup, kernel_gap, graph_kernel_gap, host_launch_cuda, host_launch_eager,
-      graph_launch_per_kernel;
+      graph_launch_per_kernel, queued_kernel_period, queued_first_kernel;
   double pcie_efficiency_pinned, pcie_efficiency_pageable, pcie_efficiency_pageable_d2h,
       copy_latency;
   double block_dispatch;

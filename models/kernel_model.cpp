@@ -214,6 +214,9 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
     // ("per_call") wait on the host: their GPU-side time is the host-paced time.
     if (plan.launch_kind == "eager" || plan.launch_kind == "per_call")
       p.kernel_time_s = lt.per_call_s;
+    // Kernels queued ahead ("dependent": the host filled the stream while the GPU was busy) drain
+    // at the front end's own period, not at the start-up and gap a timed kernel pays.
+    if (plan.launch_kind == "dependent") p.kernel_time_s = queued_launches_s(kp, plan.launch_count);
     const double n = static_cast<double>(std::max<long long>(plan.launch_count, 1));
     p.kernel_time_s /= n;
     p.per_call_time_s /= n;

@@ -4,6 +4,19 @@
 
 namespace ridge::models {
 
+double queued_launches_s(const KernelParams& k, long long n) {
+  const double d = k.queued_kernel_period, h = k.host_launch_cuda;
+  const double count = static_cast<double>(std::max<long long>(n, 0));
+  if (n <= kLaunchQueueDepth || h <= d) return k.queued_first_kernel + count * d;
+  // The queue holds Q kernels when the GPU starts on them; it loses one per d and gains one per h,
+  // so it runs dry at t = Q d h / (h - d), when t / d kernels have run. The rest wait for the host.
+  const double q = static_cast<double>(kLaunchQueueDepth);
+  const double dry = q * d * h / (h - d);
+  const double done = dry / d;
+  if (done >= count) return k.queued_first_kernel + count * d;
+  return k.queued_first_kernel + dry + (count - done) * h;
+}
+
 LaunchTiming line_up(const KernelParams& k, std::span<const LaunchedWork> work, Issue issue) {
   LaunchTiming t;
   long long total = 0;

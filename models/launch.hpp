@@ -10,8 +10,12 @@
 // start on the host to the last kernel's end).
 // Sources: CUDA C++ Best Practices Guide ("Asynchronous and Overlapping Transfers", launch
 // latency); the parameter defaults' reasons are in hw/model_params.cpp.
-// Ignores: launch queue depth limits (1024 pending launches), CPU jitter, event resolution (0.5
-// us). Validation: not yet validated (H200 launch measurements pending).
+// Kernels already queued (queued_launches_s): the GPU's front end drains a stream's queue at its
+// own period (queued_kernel_period), and past the queue's depth (1024 pending launches) the host
+// refills it one launch per host_launch_cuda while the GPU drains it, until the queue runs dry and
+// the host sets the pace.
+// Ignores: the queue depth anywhere but queued_launches_s, CPU jitter, event resolution (0.5
+// us). Validation: validate/README.md, "Own programs" (launch class).
 #pragma once
 
 #include <span>
@@ -34,6 +38,18 @@ struct LaunchTiming {
   double per_call_s = 0;  ///< host call start to last kernel end
   double overhead_s = 0;  ///< per_call_s minus the summed work: what launching costs
 };
+
+/// Pending launches a stream's queue holds before cudaLaunchKernel blocks (CUDA's launch queue:
+/// ridge-bench's dependent launches run at the GPU's period up to 1000 kernels and slower from
+/// 2000, validate/prereg/own-set1 and own-set2).
+inline constexpr long long kLaunchQueueDepth = 1024;
+
+/// GPU time of `n` empty kernels on one stream whose first kernels were queued while the GPU was
+/// busy (ridge-bench's launch/dependent), from the event before them to the last one's end: up to
+/// the queue's depth all are queued and drain at queued_kernel_period; past it the host refills the
+/// queue at host_launch_cuda per launch while the GPU drains it, and once it is empty every
+/// further kernel waits for the host.
+double queued_launches_s(const KernelParams& params, long long n);
 
 /// Lines up `work` on one stream as issued by `issue`.
 LaunchTiming line_up(const KernelParams& params, std::span<const LaunchedWork> work, Issue issue);

@@ -94,6 +94,9 @@ struct GemmShape {
   // CTA per SM, grid [2, 66] on the H200's 132 SMs in the e2e timelines, and overlap each tile's
   // epilogue with the next tile's main loop). Not cuDNN's implicit-GEMM convolutions.
   bool persistent = false;
+  // Factor on the tensor-core efficiency: 1, or below it for the pre-Hopper kernels cuBLASLt falls
+  // back to when a leading dimension is not a multiple of 16 bytes (unaligned_tensor_scale).
+  double tensor_scale = 1.0;
 };
 
 // A GEMM tile's arithmetic (the FLOPs of its k extent, quantised to the k step) set on `d`; returns
@@ -106,6 +109,13 @@ double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const Ke
   if (g.tensor) {
     d.flops_tensor = flops;
     d.tensor_precision = g.precision;
+    if (g.tensor_scale != 1.0) {
+      const double eff = g.precision == hw::Precision::kTf32   ? kp.tensor_tf32
+                         : g.precision == hw::Precision::kFp16 ? kp.tensor_fp16
+                         : g.precision == hw::Precision::kBf16 ? kp.tensor_bf16
+                                                               : kp.tensor_fp8;
+      d.tensor_efficiency = eff * g.tensor_scale;
+    }
   } else {
     d.flops_fp32 = flops;
     d.simt_efficiency = kp.simt_efficiency_fp32;
@@ -394,6 +404,30 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   return best;
 }
 
+// The widest load (bytes, a power of two up to 16) that a row of `elems` elements of `bytes` each
+// keeps aligned: the largest power of two dividing the row's bytes.
+double row_alignment(double elems, double bytes) {
+  const auto row = static_cast<long long>(elems * bytes);
+  long long a = 1;
+  while (a < 16 && row % (2 * a) == 0) a *= 2;
+  return static_cast<double>(a);
+}
+
+// GEMMs whose leading dimensions (k of A and B, n of C: the row-major activation times transposed
+// weight layout of validate/gemm.cu and of framework linear layers) are not multiples of 16 bytes:
+// the TMA loads of cuBLASLt's sm_90 kernels need 16-byte-aligned rows, so it runs its sm_80-class
+// kernels instead (cuBLASLt algo 23, a 128x256 or 256x128 tile, 3 stages, no cluster, split-K 1-3,
+// in all three such records: own-set1 fp16 2500x3500x4500, own-set2 fp16 3000x2000x4100 and bf16
+// 2048x4100x4100, where the aligned shapes run algo 66 nvjet kernels). Those issue mma.sync from
+// every warp, without warpgroup MMA or a producer warp, and copy their tiles with cp.async at the
+// rows' alignment: a fraction gemm_unaligned_tensor_fraction of the sm_90 kernels' tensor
+// efficiency at 8-byte rows, and in proportion to the load width below 8 bytes (twice the copy
+// instructions per byte at 4-byte rows; a guess, no record has them). Non-persistent grids.
+double unaligned_tensor_scale(const KernelParams& kp, double align_bytes) {
+  if (align_bytes >= 16) return 1.0;
+  return kp.gemm_unaligned_tensor_fraction * std::min(1.0, align_bytes / 8.0);
+}
+
 GemmShape gemm_shape(const OpSpec& op) {
   const std::string& dt = op.s("dtype");
   GemmShape g{op.f("m"),          op.f("n"),    op.f("k"), op.f("batch"), dtype_bytes(dt), 0,
@@ -591,6 +625,16 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
       p.detail["gemv"] = true;
       return p;
     }
+    const double align = std::min(row_alignment(g.k, g.in_bytes), row_alignment(g.n, g.out_bytes));
+    if (g.persistent && align < 16) {
+      g.persistent = false;
+      g.tensor_scale = unaligned_tensor_scale(kp, align);
+      if (with_detail) {
+        OpPlan p = plan_gemm(gpu, kp, g, with_detail);
+        p.detail["row_alignment_bytes"] = align;
+        return p;
+      }
+    }
     return plan_gemm(gpu, kp, g, with_detail);
   }
   if (k == "conv2d") {
@@ -623,8 +667,19 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     const std::string& f = op.s("op");
     const int e = static_cast<int>(dtype_bytes(op.s("dtype")));
     const double inputs = (f == "add" || f == "mul") ? 2 : 1;
-    const double flops = f == "copy" ? 0 : f == "gelu" ? 8 : f == "silu" ? 4 : 1;
-    const double sfu = (f == "gelu" || f == "silu") ? 1 : 0;  // tanh / exp
+    // FP32 instructions per element, each one issue slot (two FLOPs of the vector peak, which
+    // counts an FMA as two): exact GELU 0.5 a (1 + erff(a / sqrt 2)) about 20 (erff's polynomial
+    // and its exp branch, 3 multiplies and an add), SiLU a / (1 + expf(-a)) about 17 (expf's range
+    // reduction, the add, IEEE division's reciprocal and Newton step), add / mul / relu 1, copy 0;
+    // plus the MUFU exponential (sfu) of both. 16-bit types convert each input element to fp32
+    // (1 instruction) and pack two results per instruction (0.5). The counts are the line through
+    // kernels.json's bf16 gelu and silu at 2^28 elements, the two elementwise records that the
+    // issue rate rather than HBM bounds (335.8 and 301.6 us against relu's 276.9): own-set2's bf16
+    // gelu and silu ran 19-23% slower than the 4 and 2 instructions the model counted before.
+    const double instr = f == "copy" ? 0 : f == "gelu" ? 20 : f == "silu" ? 17 : 1;
+    const double convert = (f == "copy" || e >= 4) ? 0 : inputs + 0.5;
+    const double flops = 2 * (instr + convert);
+    const double sfu = (f == "gelu" || f == "silu") ? 1 : 0;  // erff's / expf's exponential
     OpPlan p;
     p.kernels.push_back({streaming(gpu, "elementwise " + f, op.f("n"), inputs * e, e, flops, sfu, e,
                                    static_cast<int>(op.i("stride"))),
@@ -768,8 +823,30 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     } else {
       p.copy_pcie = true;
       const double link = gpu.interconnect.pcie_bandwidth;
+      const double pinned = link * kp.pcie_efficiency_pinned;
+      const bool probed =
+          op.s("memory") == "pageable" &&
+          gpu.param(dir == "d2h" ? "host_staging_rate_d2h" : "host_staging_rate_h2d") > 0;
       if (op.s("memory") == "pinned") {
-        p.copy_bandwidth = link * kp.pcie_efficiency_pinned;
+        p.copy_bandwidth = pinned;
+      } else if (probed) {
+        // A pageable copy with the host's staging copy rates measured (a probe on the host that
+        // runs it, e.g. validate/prereg/own-set3/host_probe.cu): the driver copies each chunk
+        // between the pageable buffer and its pinned bounce buffer, then the engine moves it over
+        // PCIe, one after the other: 1/rate = 1/pinned + 1/staging. Host-to-device reads the
+        // source from the host's caches for the part they keep (host_cache_bytes).
+        const double bytes = op.f("bytes");
+        double stage = 0;
+        if (dir == "d2h") {
+          stage = bytes / gpu.param("host_staging_rate_d2h");
+        } else {
+          const double cached = std::min(bytes, gpu.param("host_cache_bytes"));
+          const double fast = gpu.param("host_staging_rate_h2d_cached");
+          const double slow = gpu.param("host_staging_rate_h2d");
+          stage = cached / (fast > 0 ? fast : slow) + (bytes - cached) / slow;
+        }
+        const double t = bytes / pinned + stage;
+        p.copy_bandwidth = t > 0 ? bytes / t : pinned;
       } else if (dir == "d2h") {
         p.copy_bandwidth = link * kp.pcie_efficiency_pageable_d2h;
       } else {

@@ -1,5 +1,6 @@
-// Elementwise kernels (copy, add, mul, relu, gelu, silu; fp32 and bf16) with coalesced 16-byte
-// accesses or strided reads, and device-to-device cudaMemcpyAsync: parts of suite "kernels".
+// Elementwise kernels (copy, add, mul, relu, gelu, silu; fp32, bf16 and fp16) with coalesced
+// 16-byte accesses or strided reads, and device-to-device cudaMemcpyAsync: parts of suite
+// "kernels".
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -159,6 +160,8 @@ void launch_case(const EwCase& c, unsigned grid, cudaStream_t st, void* y, const
   const bool strided = c.stride != 1;
   if (c.dtype == Dtype::kF32) {
     launch_op<float>(c.op, strided, grid, st, y, a, b, n, c.stride);
+  } else if (c.dtype == Dtype::kF16) {
+    launch_op<__half>(c.op, strided, grid, st, y, a, b, n, c.stride);
   } else {
     launch_op<__nv_bfloat16>(c.op, strided, grid, st, y, a, b, n, c.stride);
   }
@@ -225,8 +228,9 @@ void run_ew_case(Context& ctx, const EwCase& c) {
     rec["flops"] = static_cast<double>(c.op == EwOp::kCopy ? 0 : c.n);
     rec["bandwidth_gbps"] = bytes / (t.median_us * 1e-6) / 1e9;
     rec["buffers"] = sets;
-    const void* fn = c.dtype == Dtype::kF32 ? op_kernel<float>(c.op, c.stride != 1)
-                                            : op_kernel<__nv_bfloat16>(c.op, c.stride != 1);
+    const void* fn = c.dtype == Dtype::kF32   ? op_kernel<float>(c.op, c.stride != 1)
+                     : c.dtype == Dtype::kF16 ? op_kernel<__half>(c.op, c.stride != 1)
+                                              : op_kernel<__nv_bfloat16>(c.op, c.stride != 1);
     rec["kernel"] = kernel_json(c.stride == 1 ? "ew_vec_kernel" : "ew_strided_kernel", fn,
                                 dim3(grid), dim3(256), 0);
     rec["check"] = chk;

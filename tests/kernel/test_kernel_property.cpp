@@ -79,6 +79,10 @@ TEST_CASE("an op's time grows with its size", "[property]") {
       if (kind == "attention" && v > 16384) break;
       if ((kind == "gemm" || kind == "conv2d") && v > 32768) break;
       if (kind == "launch" && v > 4096) break;
+      // bf16 rows of 1 and 4 elements (2 and 8 bytes) are not 16-byte aligned: cuBLASLt runs its
+      // slower sm_80-class kernels on them (models/op_library.cpp unaligned_tensor_scale), so they
+      // can outlast the aligned 16-deep GEMM. The property holds among aligned shapes.
+      if (kind == "gemm" && key == "k" && v < 8) continue;
       auto params = rest;
       params.push_back(key + "=" + std::to_string(v));
       const auto op = models::OpSpec::parse(kind, params);

@@ -1,0 +1,255 @@
+// validate/'s own programs on the H200, round 3 (issue 18 point 6): the mechanisms own-set2's
+// misses showed that the model now has, each checked against a hand derivation: dependent launches
+// drained from the stream's queue (models/launch.cpp queued_launches_s), GEMMs with rows not
+// 16-byte aligned (models/op_library.cpp unaligned_tensor_scale), strided reads an atom or more
+// apart (models/kernel.cpp hbm_row_spread), and pageable copies priced from the host's measured
+// staging rates (hw/model_params.cpp host_staging_rate_*); the freeze of pre-registered set 3
+// (validate/prereg/own-set3), kept until the model changes; and its targets on the measurement
+// (validate/data/h200/own-set3; validate/README.md, "Own programs, pre-registered set 3").
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel.hpp"
+#include "models/kernel_model.hpp"
+#include "models/launch.hpp"
+#include "models/op.hpp"
+#include "models/records.hpp"
+
+using namespace ridge;
+
+TEST_CASE("queued dependent launches drain at the GPU's period, then at the host's",
+          "[validation][own-set3]") {
+  models::KernelParams k{};
+  k.queued_kernel_period = 1e-6;
+  k.queued_first_kernel = 2e-6;
+  k.host_launch_cuda = 4e-6;
+  // Within the queue (1024): first-kernel cost + n periods.
+  CHECK(models::queued_launches_s(k, 10) == Approx(2e-6 + 10e-6).epsilon(1e-12));
+  CHECK(models::queued_launches_s(k, 1024) == Approx(2e-6 + 1024e-6).epsilon(1e-12));
+  // Past it: the queue (1024) loses one per 1 us and gains one per 4 us, so it runs dry after
+  // t = 1024 x 1 x 4 / (4 - 1) = 1365.33 us, when 1365.33 kernels have run; the other
+  // 2000 - 1365.33 = 634.67 wait 4 us each: 2 + 1365.33 + 2538.67 = 3906 us.
+  CHECK(models::queued_launches_s(k, 2000) == Approx(3906e-6).epsilon(1e-9));
+  // Fewer kernels than run before the queue is dry: the GPU's period throughout.
+  CHECK(models::queued_launches_s(k, 1300) == Approx(2e-6 + 1300e-6).epsilon(1e-12));
+  // A host faster than the GPU never lets the queue run dry.
+  k.host_launch_cuda = 0.5e-6;
+  CHECK(models::queued_launches_s(k, 5000) == Approx(2e-6 + 5000e-6).epsilon(1e-12));
+}
+
+TEST_CASE("the launch op's dependent kind is timed by the queue", "[validation][own-set3]") {
+  hw::GpuSpec g = hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.yaml");
+  g.model["queued_kernel_period"] = 1e-6;
+  g.model["queued_first_kernel"] = 2e-6;
+  const auto spec = models::OpSpec::from_json("launch", {{"kind", "dependent"}, {"kernels", 100}});
+  // The launch op reports per kernel: (2 + 100 x 1) us / 100.
+  CHECK(models::predict_kernel(g, spec).time_s == Approx(1.02e-6).epsilon(1e-12));
+}
+
+TEST_CASE("strided reads further apart than an atom cost more per atom, up to 32 atoms",
+          "[validation][own-set3]") {
+  // (gap / 64)^0.22 for 64-byte atoms, 1 at or below an atom, constant past 2 KiB.
+  CHECK(models::hbm_row_spread(4, 16, 64) == 1.0);  // 64 B
+  CHECK(models::hbm_row_spread(4, 8, 64) == 1.0);   // 32 B
+  CHECK(models::hbm_row_spread(4, 32, 64) == Approx(std::pow(2.0, 0.22)).epsilon(1e-12));
+  CHECK(models::hbm_row_spread(4, 128, 64) == Approx(std::pow(8.0, 0.22)).epsilon(1e-12));
+  CHECK(models::hbm_row_spread(2, 512, 64) == Approx(std::pow(16.0, 0.22)).epsilon(1e-12));
+  CHECK(models::hbm_row_spread(4, 512, 64) == Approx(std::pow(32.0, 0.22)).epsilon(1e-12));
+  CHECK(models::hbm_row_spread(4, 4096, 64) == Approx(std::pow(32.0, 0.22)).epsilon(1e-12));
+}
+
+TEST_CASE("a GEMM with rows not 16-byte aligned runs at the unaligned fraction of the tensor rate",
+          "[validation][own-set3]") {
+  hw::GpuSpec g = hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.yaml");
+  g.model["power_cap_w"] = 0.0;  // no power roof: compute time scales with the tensor rate alone
+  auto t = [&](double fraction, long long k) {
+    g.model["gemm_unaligned_tensor_fraction"] = fraction;
+    models::clear_kernel_memo();
+    const auto spec =
+        models::OpSpec::from_json("gemm", {{"m", 8192}, {"n", 8192}, {"k", k}, {"dtype", "fp16"}});
+    return models::predict_kernel(g, spec).time_s;
+  };
+  // 8192 x 8192 x 8196 fp16: rows of 16392 bytes, 8-byte aligned. Compute-bound: halving the
+  // fraction doubles the main loop (within 5%: the prologue, epilogue and tile overheads stay).
+  CHECK(t(0.25, 8196) / t(0.5, 8196) == Approx(2.0).epsilon(0.05));
+  // 8194: 16388-byte rows, 4-byte aligned: half the 8-byte rows' rate (twice the copies).
+  CHECK(t(0.5, 8194) / t(0.5, 8196) == Approx(2.0).epsilon(0.05));
+  // Aligned rows (8192: 16384 bytes) do not read the fraction.
+  CHECK(t(0.25, 8192) == t(0.5, 8192));
+}
+
+TEST_CASE("a pageable copy with the host's staging rates given costs pinned + staging time",
+          "[validation][own-set3]") {
+  hw::GpuSpec g = hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.yaml");
+  g.model["copy_latency"] = 4e-6;
+  g.model["pcie_efficiency_pinned"] = 0.8;
+  g.model["host_cache_bytes"] = 1e8;
+  g.model["host_staging_rate_d2h"] = 10e9;
+  g.model["host_staging_rate_h2d"] = 5e9;
+  g.model["host_staging_rate_h2d_cached"] = 20e9;
+  const double pinned = 0.8 * g.interconnect.pcie_bandwidth;
+  auto per_call = [&](long long bytes, const char* dir) {
+    const auto spec = models::OpSpec::from_json(
+        "copy", {{"bytes", bytes}, {"direction", dir}, {"memory", "pageable"}});
+    return models::predict_kernel(g, spec, models::Mode::kFast, models::Timing::kPerCall)
+        .per_call_time_s;
+  };
+  // d2h, 3e8 bytes: 4 us + 3e8 / pinned + 3e8 / 10 GB/s.
+  CHECK(per_call(300'000'000, "d2h") == Approx(4e-6 + 3e8 / pinned + 0.03).epsilon(1e-12));
+  // h2d, 3e8 bytes: 1e8 from the host's caches at 20 GB/s, 2e8 from DRAM at 5 GB/s.
+  CHECK(per_call(300'000'000, "h2d") ==
+        Approx(4e-6 + 3e8 / pinned + 1e8 / 20e9 + 2e8 / 5e9).epsilon(1e-12));
+}
+
+// ---- own-set3 (validate/prereg/own-set3): the freeze until it is measured --------------------
+//
+// The model set 3 was pre-registered with is the model in the tree: its predictions reproduce the
+// committed ones (1e-6 relative; the file keeps every digit). A change to the fast model or the
+// calibrated H200 config fails this test: before the measurement such a change re-makes
+// predictions.json in a commit of its own; after it, the change needs a new pre-registered set
+// and removes this check in its own commit.
+TEST_CASE("own-set3: the current model reproduces the pre-registered predictions",
+          "[validation][own-set3]") {
+  const std::string root = RIDGE_SOURCE_DIR;
+  const hw::GpuSpec g = hw::find_gpu(root + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  std::ifstream f(root + "/validate/prereg/own-set3/predictions.json");
+  REQUIRE(f.good());
+  const auto pred = nlohmann::json::parse(f);
+  REQUIRE(pred.at("records").size() == 134);
+  for (const auto& r : pred.at("records")) {
+    const auto spec = models::OpSpec::from_json(r.at("op").get<std::string>(), r.at("params"));
+    const auto timing = r.at("timing").at("method") == "per_call" ? models::Timing::kPerCall
+                                                                  : models::Timing::kKernel;
+    const double t = models::predict_kernel(g, spec, models::Mode::kFast, timing).time_s * 1e6;
+    INFO(r.at("id").get<std::string>());
+    CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
+  }
+}
+
+// ---- own-set3's targets on the pre-registered predictions (errors.md: errors.py --write) -------
+//
+// Measured 2026-12-01 23:17 UTC, one call (validate/data/h200/own-set3/README.md); all 134 cases
+// ran and every one is scored (the rule fixed before measuring). The scored predictions are
+// predictions.json with the pageable copies from the host probe run right before the cases:
+// errors.py writes them to validate/data/h200/own-set3/predictions-with-probe.json, and the first
+// test checks that file against the frozen model given the probe's rates.
+namespace {
+
+const std::string kRoot = RIDGE_SOURCE_DIR;
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  return nlohmann::json::parse(f);
+}
+
+bool misaligned(const nlohmann::json& p) {
+  const std::string dt = p.at("dtype");
+  const int in = dt == "fp32" || dt == "tf32" ? 4 : (dt == "fp16" || dt == "bf16" ? 2 : 1);
+  const int out = dt.rfind("fp8", 0) == 0 ? 2 : in;
+  return (p.at("k").get<long long>() * in) % 16 != 0 ||
+         (p.at("n").get<long long>() * out) % 16 != 0;
+}
+
+std::string set3_class(const nlohmann::json& r) {
+  const std::string op = r.at("op");
+  const auto& p = r.at("params");
+  if (op == "gemm")
+    return misaligned(p) ? "gemm misaligned" : "gemm " + p.at("dtype").get<std::string>();
+  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
+  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
+  return op;
+}
+
+struct Set3 {
+  std::vector<double> all;                              // |error| of every case (all scored)
+  std::map<std::string, std::vector<double>> by_class;  // |error| per op class
+};
+
+const Set3& set3() {
+  static const Set3 e = [] {
+    const auto measured = read_json(kRoot + "/validate/data/h200/own-set3/own-set3.json");
+    const auto pred = read_json(kRoot + "/validate/data/h200/own-set3/predictions-with-probe.json");
+    std::map<std::string, double> p;
+    for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+    Set3 out;
+    for (const auto& r : measured.at("records")) {
+      const double m = r.at("timing").at("median_us");
+      const double err = std::abs(p.at(r.at("id")) - m) / m;
+      out.by_class[set3_class(r)].push_back(err);
+      out.all.push_back(err);
+    }
+    return out;
+  }();
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("own-set3: the scored pageable predictions are the frozen model given the host probe",
+          "[validation][own-set3]") {
+  // The probe's rates (GB/s) set as host_staging_rate_*: the model's per-call time of every
+  // pageable case equals the committed scored figure (1e-9 relative: JSON keeps every digit).
+  hw::GpuSpec g = hw::find_gpu(kRoot + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  const auto probe = read_json(kRoot + "/validate/data/h200/own-set3/host-probe-before.json");
+  g.model["host_staging_rate_d2h"] = probe.at("d2h_gbs").get<double>() * 1e9;
+  g.model["host_staging_rate_h2d"] = probe.at("h2d_gbs").get<double>() * 1e9;
+  g.model["host_staging_rate_h2d_cached"] = probe.at("h2d_cached_gbs").get<double>() * 1e9;
+  const auto pred = read_json(kRoot + "/validate/data/h200/own-set3/predictions-with-probe.json");
+  int pageable = 0;
+  for (const auto& r : pred.at("records")) {
+    if (r.at("op") != "copy" || r.at("params").at("memory") != "pageable") continue;
+    ++pageable;
+    const auto spec = models::OpSpec::from_json("copy", r.at("params"));
+    const double t =
+        models::predict_kernel(g, spec, models::Mode::kFast, models::Timing::kPerCall).time_s;
+    INFO(r.at("id").get<std::string>());
+    CHECK(t * 1e6 == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-9));
+  }
+  CHECK(pageable == 8);
+}
+
+TEST_CASE("own-set3 pre-registered: 134 cases measured, every one scored",
+          "[validation][own-set3]") {
+  CHECK(set3().all.size() == 134);
+  CHECK(set3().by_class.size() == 16);
+  CHECK(set3().by_class.at("gemm misaligned").size() == 8);
+}
+
+TEST_CASE("own-set3 pre-registered: kernels median <= 5% (missed: 6.1%)",
+          "[validation][own-set3][!shouldfail]") {
+  CHECK(models::percentile(set3().all, 50) <= 0.05);
+}
+
+TEST_CASE("own-set3 pre-registered: kernels p90 <= 15% (missed: 27.6%)",
+          "[validation][own-set3][!shouldfail]") {
+  CHECK(models::percentile(set3().all, 90) <= 0.15);
+}
+
+TEST_CASE(
+    "own-set3 pre-registered: every op class median <= 10% (missed: gemm misaligned 45.3%, "
+    "copy d2h 34.5%, copy h2d 20.6%, gemm tf32 17.7%)",
+    "[validation][own-set3][!shouldfail]") {
+  for (const auto& [c, v] : set3().by_class) {
+    INFO(c << ": " << models::percentile(v, 50));
+    CHECK(models::percentile(v, 50) <= 0.10);
+  }
+}
+
+TEST_CASE("own-set3 pre-registered: the 12 op classes that met their 10% median",
+          "[validation][own-set3]") {
+  // The classes within the target (errors.md): everything but the four missed above.
+  for (const auto& [c, v] : set3().by_class) {
+    if (c == "gemm misaligned" || c == "copy d2h" || c == "copy h2d" || c == "gemm tf32") continue;
+    INFO(c << ": " << models::percentile(v, 50));
+    CHECK(models::percentile(v, 50) <= 0.10);
+  }
+}
