@@ -154,6 +154,57 @@ TEST_CASE("hf_eager: a new attention shape pays one SDPA graph build", "[unit][s
   CHECK(off.time(decode(8, 300)).total_s == Approx(again).epsilon(1e-12));
 }
 
+// engine.host_probe: the serving host's CPU probe; every host time is multiplied by probe /
+// host_probe_us (EngineCost::host_probe_s). Derivations: (1) a probe equal to host_probe_us
+// changes nothing (factor 1: byte-identical times); (2) the engine CPU time and an SDPA build are
+// pure host figures, so they scale exactly (cpu_s = f x cpu_overhead, host_s = f x 38.4 ms); (3)
+// the vllm engine's eager host time is kernels x host_launch_cuda, so it scales exactly while the
+// GPU time does not move; (4) the eager decode step of an 8B model at batch 8 is host-bound (its
+// ~300 eager ops issue slower than their kernels run), so its time scales by f, up to the GPU's
+// tail after the last issue: within [f, f + 5%] of the unscaled step for f = 0.8 (the tail is a
+// few kernels of a ~10 ms step).
+TEST_CASE("engine.host_probe scales the host times by probe / host_probe_us", "[unit][serving]") {
+  const double ref = h200().param("host_probe_us");
+  const double f = 0.8;
+  const auto decode = [](long long n, long long ctx) {
+    BatchShape b;
+    b.decodes = n;
+    b.decode_context_max = ctx;
+    b.decode_context_sum = n * ctx;
+    return b;
+  };
+  EngineCost e;
+  e.hf_eager = true;
+  e.bucketing = false;
+  e.cpu_overhead_s = 0.2e-3;
+  IterationCostModel base(llama8b(), h200(), e);
+  e.host_probe_s = ref;
+  IterationCostModel same(llama8b(), h200(), e);
+  e.host_probe_s = f * ref;
+  IterationCostModel fast(llama8b(), h200(), e);
+  CHECK(same.host_speed() == 1.0);
+  CHECK(fast.host_speed() == Approx(f).epsilon(1e-12));
+  const auto b0 = base.time(decode(8, 300)), s0 = same.time(decode(8, 300)),
+             f0 = fast.time(decode(8, 300));  // each the first (8, 1, 301): one build
+  CHECK(s0.total_s == b0.total_s);
+  CHECK(f0.cpu_s == Approx(f * 0.2e-3).epsilon(1e-12));
+  CHECK(f0.host_s == Approx(f * 38.4e-3).epsilon(1e-12));
+  const double step0 = base.time(decode(8, 300)).gpu_s, step_f = fast.time(decode(8, 300)).gpu_s;
+  CHECK(step_f >= f * step0 * (1 - 1e-12));
+  CHECK(step_f <= (f + 0.05) * step0);
+  // The vllm engine: eager host time k x host_launch_cuda scales, the GPU time does not.
+  EngineCost v;
+  v.capture_sizes = vllm_capture_sizes(256);
+  v.cuda_graph = false;
+  IterationCostModel vb(llama8b(), h200(), v);
+  v.host_probe_s = f * ref;
+  IterationCostModel vf(llama8b(), h200(), v);
+  const auto pb = vb.exact(decode(64, 1000)), pf = vf.exact(decode(64, 1000));
+  CHECK(pf.host_s == Approx(f * pb.host_s).epsilon(1e-12));
+  CHECK(pf.gpu_s == pb.gpu_s);
+  CHECK(pf.cpu_s == Approx(f * v.cpu_overhead_s).epsilon(1e-12));
+}
+
 // Little's law, L = lambda W, holds for any system where every arrival leaves: the time integral
 // of the number in the system (accumulated by the simulator from its queue and batch sizes at
 // every iteration) must equal the sum of the requests' sojourn times (from their own records).
