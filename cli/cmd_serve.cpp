@@ -52,6 +52,9 @@ constexpr ServeKey kServeKeys[] = {
      "hf_eager: the same for a new causal prefill shape (median of 3 measured calls)"},
     {"serve.engine.sdpa_seen_shapes", "[]",
      "hf_eager: (batch, q_len, kv_len) triples a warm-up already ran, as a flat list"},
+    {"serve.engine.host_probe", "0 (host_probe_us)",
+     "the serving host's CPU probe (validate/e2e cpu_probe_us): host times x probe / "
+     "host_probe_us"},
     {"serve.slo.ttft", "none", "time to first token bound"},
     {"serve.slo.tpot", "none", "time per output token bound"},
     {"serve.slo.e2e", "none", "end-to-end latency bound"},

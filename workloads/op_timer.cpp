@@ -31,10 +31,11 @@ std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op, TimingMod
 }
 
 const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
-  std::string key = op.kind();
-  key += ' ';
-  key += op.params().dump();
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  // nlohmann's std::hash walks the parameter tree (no dump); equal parameters hash equally.
+  const std::size_t key =
+      std::hash<nlohmann::json>{}(op.params()) * 31 + std::hash<std::string>{}(op.kind());
+  for (auto [it, end] = memo_.equal_range(key); it != end; ++it)
+    if (it->second.kind == op.kind() && it->second.params == op.params()) return it->second.entry;
   try {
     models::require_supported(gpu_, op);
   } catch (const std::invalid_argument& e) {
@@ -59,7 +60,9 @@ const OpTimer::Entry& OpTimer::lookup(const models::OpSpec& op) {
   } catch (const std::invalid_argument& e) {
     throw OpError("", op.kind(), op.params(), e.what());
   }
-  const Entry& e = memo_.emplace(std::move(key), Entry{p.kernel_time_s, p.kernels}).first->second;
+  const Entry& e =
+      memo_.emplace(key, Slot{op.kind(), op.params(), Entry{p.kernel_time_s, p.kernels}})
+          ->second.entry;
   if (mode_ == TimingMode::kDetailed)
     report_progress({"detailed mode", detailed_blocks_, hw::kMaxDetailedBlocks,
                      static_cast<int>(memo_.size())});

@@ -41,7 +41,9 @@ double op_time(const hw::GpuSpec& gpu, const models::OpSpec& op,
 std::string op_bound(const hw::GpuSpec& gpu, const models::OpSpec& op,
                      TimingMode mode = TimingMode::kFast);
 
-/// op_time with a memo keyed by the op's text; one per GPU spec (not thread-safe).
+/// op_time with a memo keyed by the op's kind and parameters (a structural hash of the JSON
+/// parameters, confirmed by comparing them: no text is built per lookup); one per GPU spec (not
+/// thread-safe).
 class OpTimer {
  public:
   OpTimer(const hw::GpuSpec& gpu, TimingMode mode) : gpu_(gpu), mode_(mode) {}
@@ -57,8 +59,13 @@ class OpTimer {
     double time_s;
     int kernels;
   };
+  struct Slot {
+    std::string kind;
+    nlohmann::json params;
+    Entry entry;
+  };
   const Entry& lookup(const models::OpSpec& op);
-  std::unordered_map<std::string, Entry> memo_;
+  std::unordered_multimap<std::size_t, Slot> memo_;  // by hash of (kind, params)
   double detailed_blocks_ = 0;  ///< blocks simulated so far (detailed mode), against the budget
 };
 

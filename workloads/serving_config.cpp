@@ -533,6 +533,7 @@ ServeStudy load_serve_study(const std::string& path) {
         s.engine.sdpa_new_shape_prefill_s =
             e->quantity("sdpa_new_shape_prefill", hw::Dimension::kTime,
                         s.engine.sdpa_new_shape_prefill_s, 0, 1e3);
+        s.engine.host_probe_s = e->quantity("host_probe", hw::Dimension::kTime, 0.0, 0, 1.0);
         const auto seen = e->quantity_list("sdpa_seen_shapes", hw::Dimension::kCount);
         if (seen.size() % 3 != 0) {
           e->sink().add(*e->child("sdpa_seen_shapes", false), e->key_path("sdpa_seen_shapes"),

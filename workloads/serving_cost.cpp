@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/model_params.hpp"
 #include "models/op.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/transformer.hpp"
@@ -80,6 +81,21 @@ RankHeads rank_heads(const TransformerConfig& m, int tp) {
 IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::GpuSpec& gpu,
                                        EngineCost e, TimingMode mode)
     : m_(m), gpu_(gpu), e_(std::move(e)), mode_(mode) {
+  if (e_.host_probe_s > 0) {
+    host_speed_ = e_.host_probe_s / gpu.param("host_probe_us");
+    // Every host time the engine and the executor read, at the probe's host speed (the factors
+    // and sizes among the host_* parameters are not times).
+    for (const auto& d : hw::model_param_table()) {
+      const std::string_view n = d.name;
+      const bool host_time =
+          (n.starts_with("host_") && d.dim == hw::Dimension::kTime && n != "host_probe_us") ||
+          n == "graph_launch_per_kernel";
+      if (host_time) gpu_.model[std::string(n)] = gpu.param(std::string(n)) * host_speed_;
+    }
+    e_.cpu_overhead_s *= host_speed_;
+    e_.sdpa_new_shape_decode_s *= host_speed_;
+    e_.sdpa_new_shape_prefill_s *= host_speed_;
+  }
   const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
   kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;
   if (e_.tp > 1) {

@@ -78,6 +78,13 @@ struct EngineCost {
   /// Attention shapes (batch, q_len, kv_len) already run in the process before the first
   /// iteration (a warm-up, an earlier run): they pay no build.
   std::vector<std::array<long long, 3>> sdpa_seen_shapes;
+  /// The engine host's speed, as the CPU probe of validate/e2e (e2e_common.cpu_probe_us, a fixed
+  /// pure-Python loop) reads it on that host; 0: the GPU spec's host_probe_us, the speed its host
+  /// costs hold at. Every host time (the spec's host_* costs and graph_launch_per_kernel,
+  /// cpu_overhead, the SDPA builds) is multiplied by host_probe_s / host_probe_us: a host whose
+  /// probe runs 15% faster runs its Python, launches and cuDNN graph builds 15% faster (the
+  /// scaling e2e_compare applies to host-bound steps; validate/README.md, serving run 5).
+  double host_probe_s = 0;
   /// Tensor parallelism: the replica's GPUs. With tp > 1, `tp_collective_s` gives the seconds of
   /// an all-reduce (gather = false) or of a gather of the logits (gather = true) of `bytes`
   /// (nccl-tests' size) over them.
@@ -133,6 +140,8 @@ class IterationCostModel {
   /// Attention shapes seen so far (hf_eager), the study's sdpa_seen_shapes included.
   std::size_t sdpa_shapes_seen() const { return seen_.size(); }
   const EngineCost& engine() const { return e_; }
+  /// Host times' factor: EngineCost::host_probe_s / the GPU spec's host_probe_us (1 when unset).
+  double host_speed() const { return host_speed_; }
   /// Kernels per iteration (the same for every shape of this model).
   long long kernels_per_iteration() const { return kernels_; }
   /// Shapes timed so far (the memo's size: bounded by the bucket grid, not by the requests).
@@ -140,7 +149,8 @@ class IterationCostModel {
 
  private:
   TransformerConfig m_;
-  const hw::GpuSpec& gpu_;
+  hw::GpuSpec gpu_;  // a copy: its host costs scaled by host_speed_
+  double host_speed_ = 1;
   EngineCost e_;
   TimingMode mode_;
   long long kernels_ = 0;

@@ -154,6 +154,57 @@ TEST_CASE("hf_eager: a new attention shape pays one SDPA graph build", "[unit][s
   CHECK(off.time(decode(8, 300)).total_s == Approx(again).epsilon(1e-12));
 }
 
+// engine.host_probe: the serving host's CPU probe; every host time is multiplied by probe /
+// host_probe_us (EngineCost::host_probe_s). Derivations: (1) a probe equal to host_probe_us
+// changes nothing (factor 1: byte-identical times); (2) the engine CPU time and an SDPA build are
+// pure host figures, so they scale exactly (cpu_s = f x cpu_overhead, host_s = f x 38.4 ms); (3)
+// the vllm engine's eager host time is kernels x host_launch_cuda, so it scales exactly while the
+// GPU time does not move; (4) the eager decode step of an 8B model at batch 8 is host-bound (its
+// ~300 eager ops issue slower than their kernels run), so its time scales by f, up to the GPU's
+// tail after the last issue: within [f, f + 5%] of the unscaled step for f = 0.8 (the tail is a
+// few kernels of a ~10 ms step).
+TEST_CASE("engine.host_probe scales the host times by probe / host_probe_us", "[unit][serving]") {
+  const double ref = h200().param("host_probe_us");
+  const double f = 0.8;
+  const auto decode = [](long long n, long long ctx) {
+    BatchShape b;
+    b.decodes = n;
+    b.decode_context_max = ctx;
+    b.decode_context_sum = n * ctx;
+    return b;
+  };
+  EngineCost e;
+  e.hf_eager = true;
+  e.bucketing = false;
+  e.cpu_overhead_s = 0.2e-3;
+  IterationCostModel base(llama8b(), h200(), e);
+  e.host_probe_s = ref;
+  IterationCostModel same(llama8b(), h200(), e);
+  e.host_probe_s = f * ref;
+  IterationCostModel fast(llama8b(), h200(), e);
+  CHECK(same.host_speed() == 1.0);
+  CHECK(fast.host_speed() == Approx(f).epsilon(1e-12));
+  const auto b0 = base.time(decode(8, 300)), s0 = same.time(decode(8, 300)),
+             f0 = fast.time(decode(8, 300));  // each the first (8, 1, 301): one build
+  CHECK(s0.total_s == b0.total_s);
+  CHECK(f0.cpu_s == Approx(f * 0.2e-3).epsilon(1e-12));
+  CHECK(f0.host_s == Approx(f * 38.4e-3).epsilon(1e-12));
+  const double step0 = base.time(decode(8, 300)).gpu_s, step_f = fast.time(decode(8, 300)).gpu_s;
+  CHECK(step_f >= f * step0 * (1 - 1e-12));
+  CHECK(step_f <= (f + 0.05) * step0);
+  // The vllm engine: eager host time k x host_launch_cuda scales, the GPU time does not.
+  EngineCost v;
+  v.capture_sizes = vllm_capture_sizes(256);
+  v.cuda_graph = false;
+  IterationCostModel vb(llama8b(), h200(), v);
+  v.host_probe_s = f * ref;
+  IterationCostModel vf(llama8b(), h200(), v);
+  const auto pb = vb.exact(decode(64, 1000)), pf = vf.exact(decode(64, 1000));
+  CHECK(pf.host_s == Approx(f * pb.host_s).epsilon(1e-12));
+  CHECK(pf.gpu_s == pb.gpu_s);
+  CHECK(pf.cpu_s == Approx(f * v.cpu_overhead_s).epsilon(1e-12));
+}
+
 // Little's law, L = lambda W, holds for any system where every arrival leaves: the time integral
 // of the number in the system (accumulated by the simulator from its queue and batch sizes at
 // every iteration) must equal the sum of the requests' sojourn times (from their own records).
@@ -887,4 +938,71 @@ TEST_CASE("H200 serving run 4: the continuous metrics that met their budgets (gu
     }
     CHECK(n == names.size());
   }
+}
+
+// ---- H200 serving validation, run 5 (validate/data/h200/serve5; validate/README.md, serving) ----
+// Pre-registered (c95398a): each process measured the host probe before its timed set, and
+// Ridge's prediction is Ridge at that probe rounded to 1 us (engine.host_probe), with the model
+// frozen at bfd99db. The host ran slow for the whole call (probes 309-338 us, host_probe_us 197).
+namespace {
+
+const std::string kServe5 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve5/";
+const std::string kServe5Sets[] = {kServe5, kServe5 + "rate2/", kServe5 + "static/"};
+
+const char* serve5_policy(const std::string& dir) {
+  return dir == kServe5 + "static/" ? "static" : "continuous";
+}
+
+}  // namespace
+
+// The rule itself: each committed study predicts at its record's probe, rounded to 1 us
+// (measured 337.6, 315.0 and 308.8 us).
+TEST_CASE("H200 serving run 5: each prediction is Ridge at its run's host probe (the rule)",
+          "[validation][serving]") {
+  for (const std::string& dir : kServe5Sets) {
+    const double probe_us =
+        json_file(dir + "e2e_serve.json")["environment"]["host_probe_us"].get<double>();
+    const auto study = load_serve_study(dir + serve5_policy(dir) + ".yaml");
+    INFO(dir);
+    CHECK(study.engine.host_probe_s == Approx(std::round(probe_us) * 1e-6).epsilon(1e-12));
+  }
+}
+
+// Run 5, all sets: NOT MET. Continuous 1.4 req/s (150 requests): TTFT p50 +50.6% (measured
+// 41.45 ms) p99 +182% (861 ms), TPOT p50 +30.4% (46.84 ms), E2E p50 +31.5% (5164 ms) miss;
+// continuous 2.0 req/s: TTFT p50 +32.5% (42.26 ms) p99 +39.1% (3415 ms), E2E p50 +18.5% (6051
+// ms) miss; static: requests/s -14.7% (1.444), E2E p50 +19.1% (13.71 s) miss. Marked to fail:
+// Catch reports it passed only while some metric is outside its budget.
+TEST_CASE("H200 serving run 5: every set within the targets (target, not met)",
+          "[validation][serving][!shouldfail]") {
+  for (const std::string& dir : kServe5Sets)
+    for (const auto& e : run4_errors(dir, serve5_policy(dir))) {
+      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+}
+
+// Run 5, the metrics that met their budgets (guard), as measured:
+// 1.4 req/s: requests/s -2.1%, TPOT p99 +8.2%, E2E p99 +13.2%;
+// 2.0 req/s: requests/s -3.6%, TPOT p50 +9.4% p99 -6.8%, E2E p99 +7.6%;
+// static: TTFT p50 +9.7% p99 +17.8%, TPOT p50 +7.9% p99 +9.9%, E2E p99 +17.4%, and its schedule
+// (830 iterations measured and predicted).
+TEST_CASE("H200 serving run 5: the metrics that met their budgets (guard)",
+          "[validation][serving]") {
+  const std::map<std::string, std::set<std::string>> met = {
+      {kServe5, {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
+      {kServe5 + "rate2/", {"requests/s", "output tokens/s", "tpot p50", "tpot p99", "e2e p99"}},
+      {kServe5 + "static/", {"ttft p50", "ttft p99", "tpot p50", "tpot p99", "e2e p99"}}};
+  for (const auto& [dir, names] : met) {
+    std::size_t n = 0;
+    for (const auto& e : run4_errors(dir, serve5_policy(dir))) {
+      if (!names.count(e.metric)) continue;
+      ++n;
+      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+    CHECK(n == names.size());
+  }
+  for (const auto& rec : json_file(kServe5 + "static/e2e_serve.json")["records"])
+    CHECK(predicted(kServe5 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }

@@ -11,9 +11,19 @@ Two steps, so that the predictions are committed before the measurement (pre-reg
   compare RIDGE DIR   reads DIR/e2e_serve.json (the measured record), checks that its request lists
                       are the committed traces and that Ridge still predicts what was committed,
                       and prints the Markdown comparison table.
+  grid RIDGE DIR      (run 5) Ridge's predictions for the run's sets at each host probe of
+                      --probes (us), before the measurement: DIR/grid.json.
+  spread RIDGE DIR    (run 5) Ridge's continuous predictions for other request lists of the same
+                      rate and length (--seeds), at --host-probe-us: how far a p50 or p99 moves
+                      between request lists (sampling spread), DIR/spread.json.
+
+Run 5's rule: `predict ... --host-probe-us record` reads the probe serve_llama.py measured before
+the timed sets (DIR/e2e_serve.json, environment.host_probe_us), rounds it to 1 us and predicts at
+it (`engine.host_probe`); nothing else is an input from the run.
 
 Usage: python3 validate/e2e/serve_compare.py predict build/dev/cli/ridge validate/data/h200/serve2
        python3 validate/e2e/serve_compare.py compare build/dev/cli/ridge validate/data/h200/serve2
+       (run 5: validate/data/h200/serve5/preregistration.md gives the commands)
 """
 import json
 import os
@@ -44,7 +54,7 @@ serve:
   engine:
     model: hf_eager     # the eager PyTorch loop's op sequence and host costs (executor)
     cpu_overhead: {cpu} ms  # {cpu_why}
-{extra}"""
+{host}{extra}"""
 CPU_WHY = "one CPU probe (host_probe_us) + bookkeeping per iteration"
 KEYS = ("requests_per_s", "output_tokens_per_s", "iterations", "duration_s")
 STEP_BATCHES = (1, 2, 4, 8, 12, 16)
@@ -53,12 +63,22 @@ STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 # The run's request-list parameters: serve_llama.py's defaults (run 2) unless `predict` is given
 # --rate R --static-seed S --cont-seed C (run 3); `compare` reads them from predictions.json.
 # `runs`: the sets the measured process runs, in order (run 4's second process: continuous only).
+# Run 5 adds `cont_requests` (the continuous set's length) and `host_probe_us` (the host probe the
+# prediction is made at; None: the GPU spec's host_probe_us, as runs 2-4).
 RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
-       "runs": ["static", "continuous"]}
+       "runs": ["static", "continuous"], "cont_requests": sl.CONT_REQUESTS, "host_probe_us": None}
+
+
+def host_line():
+    if RUN["host_probe_us"] is None:
+        return ""
+    return ("    host_probe: %g us  # the serving host's CPU probe, measured before the run\n"
+            % RUN["host_probe_us"])
 
 
 def cases():
-    static, cont = sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"])
+    static, cont = sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"],
+                                    RUN["cont_requests"])
     return tuple(c for c in (
         ("static", "e2e/serve/static/llama3.2-1b", static, "static", sl.BATCH),
         ("continuous", "e2e/serve/continuous/llama3.2-1b", cont, "prefill_first", sl.SLOTS))
@@ -97,8 +117,8 @@ def slim(pred):
     return s
 
 
-def predict(ridge, d):
-    os.makedirs(d, exist_ok=True)
+def predict_sets(ridge, d, per_request=True):
+    """Traces and studies of the run's sets in d, and Ridge's (slim) predictions for them."""
     preds = {}
     for name, rid, reqs, policy, seqs in cases():
         write_trace(os.path.join(d, "%s_requests.csv" % name), reqs)
@@ -106,8 +126,25 @@ def predict(ridge, d):
         with open(study, "w") as f:
             f.write(STUDY.format(what=rid, rid=rid, trace="%s_requests.csv" % name, policy=policy,
                                  seqs=seqs, budget=sl.PROMPT, cpu=CPU_OVERHEAD_MS,
-                                 cpu_why=CPU_WHY, extra=seen_line(name)))
-        preds[name] = slim(ridge_json(ridge, study, "%s_ridge_requests.csv" % name))
+                                 cpu_why=CPU_WHY, host=host_line(), extra=seen_line(name)))
+        preds[name] = slim(ridge_json(ridge, study, "%s_ridge_requests.csv" % name
+                                      if per_request else None))
+    return preds
+
+
+def record_probe(d):
+    """Run 5's rule: the host probe the record measured before its timed sets, to 1 us."""
+    env = json.load(open(os.path.join(d, "e2e_serve.json")))["environment"]
+    if env.get("host_probe_us") is None:
+        sys.exit("%s/e2e_serve.json: no environment.host_probe_us (the probe failed): the rule "
+                 "then predicts at the GPU spec's host_probe_us; run predict without "
+                 "--host-probe-us" % d)
+    return float(round(env["host_probe_us"]))
+
+
+def predict(ridge, d):
+    os.makedirs(d, exist_ok=True)
+    preds = predict_sets(ridge, d)
     steps = {}
     for n in STEP_BATCHES:
         reqs = [dict(arrival_s=0.0, prompt_tokens=sl.PROMPT, output_tokens=2) for _ in range(n)]
@@ -116,7 +153,7 @@ def predict(ridge, d):
         with open(study, "w") as f:
             f.write(STUDY.format(what="decode step, batch %d" % n, rid="decode step", policy="static",
                                  trace="step_requests.csv", seqs=n, budget=sl.PROMPT * n, cpu=0,
-                                 cpu_why="the forward alone",
+                                 cpu_why="the forward alone", host="",
                                  extra="    sdpa_new_shape_decode: 0 ms  # the forward alone\n"))
         steps[str(n)] = ridge_json(ridge, study)["tpot"]["p50_s"]
     os.remove(os.path.join(d, "step_requests.csv"))
@@ -125,6 +162,7 @@ def predict(ridge, d):
         json.dump({"generated_by": "validate/e2e/serve_compare.py predict",
                    "rate_per_s": RUN["rate_per_s"], "static_seed": RUN["static_seed"],
                    "cont_seed": RUN["cont_seed"], "runs": RUN["runs"],
+                   "cont_requests": RUN["cont_requests"], "host_probe_us": RUN["host_probe_us"],
                    "cpu_overhead_ms": CPU_OVERHEAD_MS,
                    "predictions": preds, "decode_step_s_by_batch": steps}, f, indent=1,
                   sort_keys=True)
@@ -259,6 +297,12 @@ def compare(ridge, d):
                      "%d of %d" % (len(nominal), len(it)), None, None))
         rows.append((name, "CPU probe fastest / median (us)",
                      "%.0f / %.0f" % (fast, median([i["probe_us"] for i in it])), None, None))
+        if "host_probe_us" in doc["environment"]:
+            rows.append((name, "host probe before the sets, median (us); Ridge's host_probe",
+                         "%.1f; %s" % (doc["environment"]["host_probe_us"],
+                                       "%g us" % RUN["host_probe_us"]
+                                       if RUN["host_probe_us"] is not None else "unset"),
+                         None, None))
         if name == "continuous":
             rows.append((name, "loop housekeeping, total (ms)", "%.1f" % (meas["housekeeping_s"]
                                                                          * 1e3), None, None))
@@ -448,11 +492,82 @@ def ttft_parts(recs, name):
                  f(max([x[2] for x in nom]) if nom else None)))
 
 
+def run_sets_at(ridge, probe):
+    """Ridge's slim predictions for the run's sets at one host probe (None: unset), in a scratch
+    directory."""
+    import tempfile
+
+    RUN["host_probe_us"] = probe
+    with tempfile.TemporaryDirectory() as t:
+        return predict_sets(ridge, t, per_request=False)
+
+
+def grid(ridge, d, probes):
+    os.makedirs(d, exist_ok=True)
+    for name, rid, reqs, policy, seqs in cases():  # the exact request lists, committed with it
+        write_trace(os.path.join(d, "%s_requests.csv" % name), reqs)
+    out = {}
+    for p in probes:
+        out["%g" % p] = run_sets_at(ridge, p)
+        for name, q in out["%g" % p].items():
+            print("probe %g us, %s: %.3f req/s, TTFT p50 %.1f p99 %.1f ms, TPOT p50 %.2f p99 %.2f "
+                  "ms, E2E p50 %.0f p99 %.0f ms, %d iterations"
+                  % (p, name, q["requests_per_s"], q["ttft"]["p50_s"] * 1e3,
+                     q["ttft"]["p99_s"] * 1e3, q["tpot"]["p50_s"] * 1e3, q["tpot"]["p99_s"] * 1e3,
+                     q["e2e"]["p50_s"] * 1e3, q["e2e"]["p99_s"] * 1e3, q["iterations"]))
+    with open(os.path.join(d, "grid.json"), "w") as f:
+        json.dump({"generated_by": "validate/e2e/serve_compare.py grid",
+                   "rate_per_s": RUN["rate_per_s"], "static_seed": RUN["static_seed"],
+                   "cont_seed": RUN["cont_seed"], "runs": RUN["runs"],
+                   "cont_requests": RUN["cont_requests"], "cpu_overhead_ms": CPU_OVERHEAD_MS,
+                   "predictions_by_host_probe_us": out}, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+SPREAD_METRICS = (("requests/s", lambda q: q["requests_per_s"]),) + tuple(
+    ("%s %s" % (m.upper(), p), lambda q, m=m, p=p: q[m][p + "_s"])
+    for m in ("ttft", "tpot", "e2e") for p in ("p50", "p99"))
+
+
+def spread(ridge, d, seeds, probe):
+    """Ridge's continuous predictions over other request lists (seeds) of the run's rate and
+    length: each metric's median over the lists and the lists' spread around it (the half range
+    (max - min) / 2 / median, and the standard deviation / median)."""
+    os.makedirs(d, exist_ok=True)
+    RUN["runs"] = ["continuous"]
+    per = {}
+    for sd in seeds:
+        RUN["cont_seed"] = sd
+        per[str(sd)] = run_sets_at(ridge, probe)["continuous"]
+    summ = {}
+    print("| metric | lists | median | min | max | half range / median | sd / median |")
+    print("|---|---|---|---|---|---|---|")
+    for label, f in SPREAD_METRICS:
+        xs = sorted(f(q) for q in per.values())
+        med = xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
+        mean = sum(xs) / len(xs)
+        sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
+        summ[label] = {"median": med, "min": xs[0], "max": xs[-1],
+                       "half_range_rel": (xs[-1] - xs[0]) / 2 / med, "sd_rel": sd / med}
+        scale = 1 if label == "requests/s" else 1e3
+        print("| %s%s | %d | %.4g | %.4g | %.4g | %.1f%% | %.1f%% |"
+              % (label, "" if label == "requests/s" else " (ms)", len(xs), med * scale,
+                 xs[0] * scale, xs[-1] * scale, 100 * summ[label]["half_range_rel"],
+                 100 * summ[label]["sd_rel"]))
+    name = "spread_%g_per_s.json" % RUN["rate_per_s"]
+    with open(os.path.join(d, name), "w") as f:
+        json.dump({"generated_by": "validate/e2e/serve_compare.py spread",
+                   "rate_per_s": RUN["rate_per_s"], "cont_requests": RUN["cont_requests"],
+                   "host_probe_us": probe, "seeds": list(seeds), "by_seed": per,
+                   "summary": summ}, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     import argparse
 
     ap = argparse.ArgumentParser(usage=__doc__)
-    ap.add_argument("step", choices=("predict", "compare"))
+    ap.add_argument("step", choices=("predict", "compare", "grid", "spread"))
     ap.add_argument("ridge")
     ap.add_argument("dir")
     ap.add_argument("--rate", type=float, default=sl.RATE)
@@ -460,10 +575,34 @@ def main():
     ap.add_argument("--cont-seed", type=int, default=sl.CONT_SEED)
     ap.add_argument("--runs", default="static,continuous",
                     help="predict: the sets the measured process runs (serve_llama.py --runs)")
+    ap.add_argument("--cont-requests", type=int, default=sl.CONT_REQUESTS)
+    ap.add_argument("--host-probe-us", default=None,
+                    help="predict/spread: the host probe to predict at (us), or `record` (predict: "
+                         "DIR/e2e_serve.json's environment.host_probe_us, to 1 us)")
+    ap.add_argument("--probes", default="150:230:10", help="grid: FIRST:LAST:STEP (us)")
+    ap.add_argument("--seeds", default="101:110", help="spread: FIRST:LAST continuous seeds")
     a = ap.parse_args()
     RUN.update(rate_per_s=a.rate, static_seed=a.static_seed, cont_seed=a.cont_seed,
-               runs=[x for x in a.runs.split(",") if x])
-    (predict if a.step == "predict" else compare)(os.path.abspath(a.ridge), os.path.abspath(a.dir))
+               runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests)
+    ridge, d = os.path.abspath(a.ridge), os.path.abspath(a.dir)
+    probe = None
+    if a.host_probe_us == "record":
+        if a.step != "predict":
+            ap.error("--host-probe-us record: predict only")
+        probe = record_probe(d)
+    elif a.host_probe_us is not None:
+        probe = float(a.host_probe_us)
+    if a.step == "predict":
+        RUN["host_probe_us"] = probe
+        predict(ridge, d)
+    elif a.step == "compare":
+        compare(ridge, d)
+    elif a.step == "grid":
+        lo, hi, st = (float(x) for x in a.probes.split(":"))
+        grid(ridge, d, [lo + k * st for k in range(int(round((hi - lo) / st)) + 1)])
+    else:
+        lo, hi = (int(x) for x in a.seeds.split(":"))
+        spread(ridge, d, range(lo, hi + 1), probe)
 
 
 if __name__ == "__main__":

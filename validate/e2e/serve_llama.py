@@ -29,10 +29,15 @@ After each iteration the loop times e2e_common.cpu_probe_us() (the host's Python
 an iteration's probe_us is the larger of the probes before and after it. Per request: first-token,
 last-token and finish times from the run's start; per iteration: kind, rows, kv_len, column,
 start, forward end, end, housekeeping and probe.
+Host probe (run 5): after the warm-up and before the first timed set, HOST_PROBE_STEPS decode
+steps of a shape the warm-up ran (batch BATCH, kv_len PROMPT + 1), each synchronised and followed
+by e2e_common.cpu_probe_us(), as the loop probes between its iterations; the median probe is the
+record's environment.host_probe_us, the input Ridge's prediction takes (`engine.host_probe`).
 Usage: python3 validate/e2e/serve_llama.py --out OUT/e2e_serve.json --budget 240 [--rate 3]
        [--static-seed 1234 --cont-seed 4321]  (run 3: other seeds and rate, the same loop)
        [--runs continuous]  (run 4: a second process that runs only the continuous set after
                              the same warm-up; default: static, then continuous)
+       [--cont-requests 150]  (run 5: the continuous set's length; default 64)
 """
 
 import gc
@@ -58,16 +63,17 @@ RATE = 3.0
 OUT_LO, OUT_HI = 16, 256
 SEED = 1234
 CONT_SEED = 4321
+HOST_PROBE_STEPS = 300
 
 
-def request_lists(rate, seed=SEED, cont_seed=CONT_SEED):
+def request_lists(rate, seed=SEED, cont_seed=CONT_SEED, cont_requests=CONT_REQUESTS):
     rng = random.Random(seed)
     static = [dict(id=i, arrival_s=0.0, prompt_tokens=PROMPT,
                    output_tokens=rng.randint(OUT_LO, OUT_HI)) for i in range(STATIC_REQUESTS)]
     rng = random.Random(cont_seed)
     t = 0.0
     cont = []
-    for i in range(CONT_REQUESTS):
+    for i in range(cont_requests):
         t += rng.expovariate(rate)
         cont.append(dict(id=i, arrival_s=round(t, 6), prompt_tokens=PROMPT,
                          output_tokens=rng.randint(OUT_LO, OUT_HI)))
@@ -110,6 +116,26 @@ class Probes:
         p = cpu_probe_us()
         it["probe_us"] = round(max(self.last, p), 3)
         self.last = p
+
+
+def host_probe(torch, model, ar):
+    """The host's speed before the timed sets: HOST_PROBE_STEPS decode steps at a shape the
+    warm-up ran (BATCH rows, kv_len PROMPT + 1: no SDPA build), a CPU probe after each synchronised
+    step. Returns (median probe, the probes, the steps' median seconds)."""
+    caches = make_caches(torch, CFG, BATCH)
+    tok = torch.randint(0, CFG["vocab"], (BATCH, 1), device="cuda")
+    c = PROMPT
+    probes, steps = [], []
+    torch.cuda.synchronize()
+    for _ in range(HOST_PROBE_STEPS):
+        ts = time.perf_counter()
+        logits = model(tok, ar[c:c + 1], caches, c + 1, False)
+        tok.copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+        torch.cuda.synchronize()
+        steps.append(time.perf_counter() - ts)
+        probes.append(round(cpu_probe_us(), 3))
+    del caches
+    return pct(probes, 50), probes, pct(steps, 50)
 
 
 def run_static(torch, model, reqs, ar):
@@ -265,6 +291,8 @@ def main():
     ap.add_argument("--rate", type=float, default=RATE, help="continuous set: Poisson req/s")
     ap.add_argument("--static-seed", type=int, default=SEED, help="static set's output lengths")
     ap.add_argument("--cont-seed", type=int, default=CONT_SEED, help="continuous set's seed")
+    ap.add_argument("--cont-requests", type=int, default=CONT_REQUESTS,
+                    help="continuous set: number of requests")
     ap.add_argument("--runs", default="static,continuous",
                     help="which sets to run, in this order (static first when both)")
     args = ap.parse_args(sys.argv[1:])
@@ -280,7 +308,10 @@ def main():
     out.doc["environment"]["cuda_graphs"] = False
     out.doc["environment"]["cpu_probe"] = CPU_PROBE_WORK
     torch.manual_seed(SEED)
-    static_reqs, cont_reqs = request_lists(args.rate, args.static_seed, args.cont_seed)
+    if args.cont_requests < 1:
+        ap.error("--cont-requests: at least 1")
+    static_reqs, cont_reqs = request_lists(args.rate, args.static_seed, args.cont_seed,
+                                           args.cont_requests)
     with torch.inference_mode():
         model = build_bf16(torch, nn, F, CFG, use_gqa)
         ar = torch.arange(MAX_LEN, device="cuda")
@@ -293,6 +324,20 @@ def main():
             log("warm-up done")
         except Exception as e:  # noqa: BLE001
             out.error("warmup", e)
+        try:
+            hp, hps, hstep = host_probe(torch, model, ar)
+            env = out.doc["environment"]
+            env["host_probe_us"] = hp
+            env["host_probe_probes_us"] = hps
+            env["host_probe_step_s"] = hstep
+            env["host_probe_method"] = (
+                "median of %d CPU probes, each after a synchronised decode step (batch %d, "
+                "kv_len %d, a warm-up shape), before the first timed set"
+                % (HOST_PROBE_STEPS, BATCH, PROMPT + 1))
+            log("host probe: median %.1f us over %d steps (fastest %.1f us); decode step p50 "
+                "%.2f ms" % (hp, len(hps), min(hps), hstep * 1e3))
+        except Exception as e:  # noqa: BLE001
+            out.error("host_probe", e)
         for name, reqs, fn in (("static", static_reqs, run_static),
                                ("continuous", cont_reqs, run_continuous)):
             if name not in runs:
