@@ -323,6 +323,26 @@ struct PlanEvaluator::Impl {
     double end = 0, cend = 0;
     long long i0 = 0, i1 = 0;
     const long long n0 = static_cast<long long>(kd[0].n), n1 = static_cast<long long>(kd[1].n);
+    if (n1 == 0 && n0 >= 1) {
+      // One kind (a dense model, or experts reduced with the rest): the closed form of the loop
+      // below. With N buckets released at k r (r = B / N), reductions a_k (dt, the last dt_l)
+      // and copies b_k (c, the last c_l), the last reduction ends at max over j of
+      // (j r + sum a_j..a_N), the last copy at max over j <= k of (j r + sum a_j..a_k +
+      // sum b_k..b_N): linear in j and k on each piece, so the largest is at a corner.
+      const Kind& q = kd[0];
+      const double N = q.n, r = B / N, dt = q.dt, dl = q.dt_last, c = q.c, cl = q.c_last;
+      if (q.reduced) end = N >= 2 ? std::max(r + (N - 1) * dt + dl, N * r + dl) : r + dl;
+      if (o.offloads()) {
+        if (N < 2)
+          cend = (q.reduced ? r + dl : r) + cl;
+        else if (q.reduced)
+          cend = std::max({r + dt + (N - 1) * c + cl, r + (N - 1) * dt + c + cl,
+                           (N - 1) * r + dt + c + cl, r + (N - 1) * dt + dl + cl, N * r + dl + cl});
+        else
+          cend = std::max({r + (N - 1) * c + cl, (N - 1) * r + c + cl, N * r + cl});
+      }
+      i0 = n0;
+    }
     while (i0 < n0 || i1 < n1) {
       const double r0 = i0 < n0 ? (i0 + 1.0) / kd[0].n * B : 1e300;
       const double r1 = i1 < n1 ? (i1 + 1.0) / kd[1].n * B : 1e300;
