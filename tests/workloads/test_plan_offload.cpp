@@ -41,7 +41,7 @@ double sim_memory(const ParallelResult& r) {
 
 // DGX H100 (configs/systems/dgx-h100.yaml): PCIe 5.0 x16 at 63 GB/s per direction and 1.0 us
 // per copy; host DRAM 614.4 GB/s per node, all of it for the one GPU used. P = the GPU's
-// parameters (the simulator's stage count, ~8.03e9 for Llama-3 8B). With one rank there is no
+// parameters (the simulator's stage count, ~8.06e9 for Llama-3 8B). With one rank there is no
 // DP reduction: the fp32 gradients (4P bytes) leave in n = ceil(4P / 25 MB) buckets released
 // every r = B / n over the backward B, each copied as soon as it is released, one copy at a time,
 // c = 1 us + 25e6 / 63e9 s each (the last, of the remainder, c_last). With c > r (checked) the
@@ -83,9 +83,9 @@ TEST_CASE("offload: the step past the pipeline is the hand-derived PCIe + CPU Ad
 }
 
 // 18 B per parameter without offload (2 weights + 4 fp32 gradients + 12 optimizer state) is
-// ~144.5 GB for 8.03e9 parameters, over one H100's 80 GB; with the 12 B on the host the GPU keeps
-// 6 B (~48.2 GB) plus one micro-batch's activations under full recompute (2 s b h per layer,
-// 0.5 GiB): it fits in HBM less 10%. The host holds 16 B x P = ~128.5 GB of its 2000 GB.
+// ~145 GB for ~8.06e9 parameters, over one H100's 80 GB; with the 12 B on the host the GPU keeps
+// 6 B (~48.4 GB) plus one micro-batch's activations under full recompute (2 s b h per layer,
+// 0.5 GiB): it fits in HBM less 10%. The host holds 16 B x P = ~129 GB of its 2000 GB.
 TEST_CASE("offload: Llama-3 8B fits on one H100 only with the optimizer on the host",
           "[analytic]") {
   const auto sys = ridge::hw::find_system("dgx-h100");
@@ -101,7 +101,7 @@ TEST_CASE("offload: Llama-3 8B fits on one H100 only with the optimizer on the h
   CHECK(none.memory_bytes - off.memory_bytes == Approx(12 * P).epsilon(1e-9));
   CHECK(off.host_bytes == Approx(16 * P).epsilon(1e-9));
   CHECK(off.memory_bytes == Approx(sim_memory(r)).epsilon(1e-9));
-  // A host of 100 GB (90 GB usable) cannot hold 128.5 GB: the layout is pruned.
+  // A host of 100 GB (90 GB usable) cannot hold 129 GB: the layout is pruned.
   auto small = sys;
   small.node.host.memory = 100e9;
   PlanEvaluator ev_small(m, small, TimingMode::kFast, 0.1);
@@ -158,9 +158,10 @@ TEST_CASE("fast evaluator against the simulation with optimizer offload", "[anal
   }
 }
 
-// Llama-3 8B (8.03e9 parameters) on 2 GPUs of a DGX H100: ZeRO-3 over 2 ranks keeps
-// 18 B / 2 = 9 B per parameter, 72.3 GB, over the 72 GB usable (80 GB less 10%) before any
-// activation or gathered layer; TP 2 or PP 2 without ZeRO keep 18 B / 2 as well. With the optimizer
+// Llama-3 8B (8.06e9 parameters as the simulator counts them: 8.03e9 and a max_positions x
+// d_model position table) on 2 GPUs of a DGX H100: ZeRO-3 over 2 ranks keeps 18 B / 2 = 9 B per
+// parameter, 72.5 GB, over the 72 GB usable (80 GB less 10%) before any activation or gathered
+// layer; TP 2 or PP 2 without ZeRO keep 18 B / 2 as well. With the optimizer
 // offloaded (ZeRO >= 1 over dp 2, or one DP rank) the GPU keeps at most 6 B: only offload layouts
 // fit, so the plan picks one. The enumerated ZeRO-3 layouts are there and pruned.
 TEST_CASE("plan: a budget too small for ZeRO-3 picks offload", "[property]") {
@@ -270,6 +271,22 @@ TEST_CASE("offload: the systems' host figures and bad input", "[config-errors]")
   run = run_ridge("plan plan.yaml", s.dir.string());
   CHECK(run.status == 2);
   CHECK(contains(run.output, "plan.yaml:7:16: study.plan.search.offload"));
+  // Nothing fits when the host is too small: Llama-3 8B on one H100 fits only with offload
+  // (above), whose 16 B x ~8.06e9 parameters (the simulator's count for the GPU: the model's
+  // 8.03e9 plus a max_positions x d_model position table) = 129 GB of state a 100 GB host
+  // (90 GB usable) cannot hold.
+  s.write("small-host.yaml", "base: " + h100.files.front().first +
+                                 "\nsystem:\n  name: small-host\n  aliases: []\n  node:\n"
+                                 "    host:\n      memory: {value: 100 GB, source: test}\n");
+  s.write("nofit.yaml",
+          "study:\n  model: llama3-8b\n  plan:\n    system: small-host.yaml\n    gpus: 1\n"
+          "    global_batch: 1\n");
+  run = run_ridge("plan nofit.yaml", s.dir.string());
+  CHECK(run.status == 2);
+  CHECK(contains(run.output, "more host memory than a node has"));
+  CHECK(contains(run.output,
+                 "its GPUs fit, but the host does not: the offloaded optimizer state "
+                 "takes 129 GB per node, 90 GB usable"));
   // A misspelt host key: a strict error at its place.
   s.write("sys.yaml",
           "system:\n  name: x\n  node:\n    gpu: h100\n    gpus: 8\n    pcie:\n"
