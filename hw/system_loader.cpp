@@ -84,7 +84,8 @@ const std::vector<SystemKey>& system_keys() {
       {"node.nics.lanes", "integer", "16", 1, 64, "PCIe lanes each NIC takes"},
       {"node.host", "map", "(none)", 0, 0,
        "the node's host, for optimizer offload; without it `offload:` is refused"},
-      {"node.host.memory", "bytes", "", 1e9, 1e15, "host DRAM per node (GB = 1e9 B)"},
+      {"node.host.memory", "bytes", "", 1e9, 1e15,
+       "host DRAM per node (GB = 1e9 B); required when node.host is given"},
       {"node.host.memory_bandwidth", "bandwidth", "", 1e9, 1e14,
        "host DRAM bandwidth per node, all sockets together (theoretical: channels x transfer "
        "rate x 8 B); CPU Adam and the GPUs' PCIe copies share it"},

@@ -142,7 +142,8 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
     if (o.recompute != Recompute::kFull) s += " recompute: full or selective,";
     if (!o.sequence_parallel && o.tp > 1) s += " sequence_parallel: true,";
     if (o.zero == 0 && o.dp > 1) s += " zero: 1,";
-    if (!o.offloads() && r.system.node.host.present()) s += " offload: optimizer,";
+    if (!o.offloads() && r.system.node.host.present() && (o.zero_stage() >= 1 || o.dp * o.cp == 1))
+      s += " offload: optimizer,";
     if (moe && o.ep < o.dp) s += " a larger ep,";
     s += " a larger pp\n";
   }

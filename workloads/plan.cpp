@@ -753,7 +753,7 @@ bool better(const PlanEstimate& a, const PlanEstimate& b) {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // What would make a layout fit: one knob changed at a time, the variant with the least memory.
-std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double hbm, bool has_host) {
+std::string help_for(PlanEvaluator& ev, const ParallelOptions& o, double hbm, bool has_host) {
   struct Variant {
     std::string what;
     ParallelOptions o;
@@ -777,9 +777,13 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
     add("offload: optimizer", [](ParallelOptions& c) { c.offload = Offload::kOptimizer; });
   std::string best;
   double best_mem = 1e300;
+  bool best_host_short = false;  // its GPUs would fit, but not the offloaded state on the host
   for (const auto& v : vs) {
     const double mem = ev.memory_bytes(v.o);
-    if (mem < best_mem) best_mem = mem, best = v.what;
+    if (mem < best_mem) {
+      best_mem = mem, best = v.what;
+      best_host_short = v.o.offloads() && mem <= hbm && !ev.evaluate(v.o).fits;
+    }
   }
   const double now = ev.memory_bytes(o);
   // Weights, gradients and optimizer state divide over tp x pp: about now/hbm times the GPUs.
@@ -787,6 +791,9 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
       fmt::format("more GPUs per replica (it needs {:.2f}x the memory; tp x pp = {} now)",
                   now / hbm, o.tp * o.pp);
   if (best.empty() || best_mem >= now) return more;
+  if (best_host_short)
+    return fmt::format("{} gives {:.1f} GiB, but the node's host cannot hold the offloaded state",
+                       best, best_mem / kGiB);
   return fmt::format("{} gives {:.1f} GiB{}", best, best_mem / kGiB,
                      best_mem <= hbm ? " (fits)" : "; still over: " + more);
 }

@@ -287,6 +287,10 @@ TEST_CASE("offload: the systems' host figures and bad input", "[config-errors]")
   CHECK(contains(run.output,
                  "its GPUs fit, but the host does not: the offloaded optimizer state "
                  "takes 129 GB per node, 90 GB usable"));
+  // A layout without offload is told that offloading would fit its GPUs but not the host.
+  CHECK(contains(run.output,
+                 "offload: optimizer gives 45.6 GiB, but the node's host cannot hold "
+                 "the offloaded state"));
   // A misspelt host key: a strict error at its place.
   s.write("sys.yaml",
           "system:\n  name: x\n  node:\n    gpu: h100\n    gpus: 8\n    pcie:\n"
