@@ -90,7 +90,10 @@ namespace ridge::workloads {
 
 enum class PipeSchedule { kOneFOneB, kGpipe, kInterleaved };
 /// Where the optimizer runs (ZeRO-Offload): on the GPU, or its state and step on the host CPU.
-enum class Offload { kNone, kOptimizer };
+/// optimizer_and_params adds ZeRO-Infinity's parameter offload (ZeRO-3 only): the 16-bit
+/// parameter partition on the host too, each layer's partition copied to the GPU before its
+/// all-gather (forward and backward, prefetched with it).
+enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
 std::string_view offload_name(Offload o);
 std::string_view schedule_name(PipeSchedule s);
 
@@ -129,6 +132,7 @@ struct ParallelOptions {
   /// Optimizer offload (ZeRO-Offload): optimizer state and step on the host.
   Offload offload = Offload::kNone;
   bool offloads() const { return offload != Offload::kNone; }
+  bool offloads_params() const { return offload == Offload::kOptimizerAndParams; }
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
   /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
@@ -256,7 +260,8 @@ double offload_copy_time(const OffloadRates& r, double bytes);
 /// CPU Adam over n parameters: 30 B each (read fp32 gradient, master, m, v: 16 B; write master,
 /// m, v and the 16-bit copy for the GPU: 14 B) at the rank's share of host DRAM bandwidth.
 double cpu_adam_time(const OffloadRates& r, double n);
-/// Host bytes per parameter of the offloaded partition: fp32 master, m, v, fp32 gradient.
+/// Host bytes per parameter of the offloaded partition: fp32 master, m, v, fp32 gradient (and
+/// the 16-bit parameters with parameter offload: 18).
 constexpr double kOffloadHostBytesPerParam = 16;
 /// Host bytes one node holds: the fullest rank's `host` x the job's GPUs on a node.
 double offload_host_bytes_per_node(const hw::SystemSpec& sys, const ParallelOptions& o,

@@ -46,7 +46,9 @@ const std::vector<ParallelKey>& parallel_keys() {
       {"offload", "none",
        "none | optimizer (ZeRO-Offload: optimizer state, fp32 gradients and the Adam step on the "
        "host; gradients copied to the host over PCIe as they are reduced, updated 16-bit "
-       "parameters copied back; needs the system's node.host; zero >= 1 when dp x cp > 1)"},
+       "parameters copied back; needs the system's node.host; zero >= 1 when dp x cp > 1) | "
+       "optimizer_and_params (ZeRO-3 only: the 16-bit parameters on the host too, each layer's "
+       "partition copied to the GPU before its all-gather)"},
   };
   return keys;
 }
@@ -110,9 +112,12 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
   const std::string off = p.text("offload", "none");
   if (off == "optimizer")
     o.offload = Offload::kOptimizer;
+  else if (off == "optimizer_and_params")
+    o.offload = Offload::kOptimizerAndParams;
   else if (off != "none")
-    sink.add(*p.child("offload", false), p.key_path("offload"),
-             fmt::format("unknown offload '{}'; expected none or optimizer", off));
+    sink.add(
+        *p.child("offload", false), p.key_path("offload"),
+        fmt::format("unknown offload '{}'; expected none, optimizer or optimizer_and_params", off));
   if (o.global_batch == 0) o.global_batch = o.micro_batch * o.dp;
 
   // Checks against the system and the model, each naming the key it is about.
@@ -160,7 +165,11 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
              "virtual_stages is for schedule: interleaved");
   }
-  if (o.offloads() && o.zero_stage() == 0 && o.dp * o.cp > 1)
+  if (o.offloads_params() && o.zero_stage() != 3)
+    sink.add(node("offload"), p.key_path("offload"),
+             "offload: optimizer_and_params (ZeRO-Infinity's parameter offload) needs zero: 3 or "
+             "fsdp: true");
+  else if (o.offloads() && o.zero_stage() == 0 && o.dp * o.cp > 1)
     sink.add(node("offload"), p.key_path("offload"),
              fmt::format("offload: optimizer moves ZeRO's optimizer partition to the host: with "
                          "dp x cp = {} it needs zero >= 1 (as DeepSpeed does)",

@@ -96,6 +96,12 @@ StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, i
     const double part = z >= 1 ? sharded : stage_params;
     mem.host = kOffloadHostBytesPerParam * part;
     mem.optimizer = 0;
+    // Parameter offload (ZeRO-3): the 16-bit partition on the host too; the GPU keeps only the
+    // gathered layers (the one computed and the one prefetched).
+    if (o.offloads_params() && z >= 3) {
+      mem.host += 2 * part;
+      mem.weights = 2 * 2 * max_layer_params;
+    }
   }
   const long long micro = o.micro_batches();
   // 1F1B: stage s holds p - s micro-batches in flight at most (its warm-up forwards plus the one in

@@ -34,7 +34,9 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
       (o.fsdp   ? std::string(", FSDP")
        : o.zero ? fmt::format(", ZeRO-{}", o.zero)
                 : std::string()) +
-          (o.offloads() ? std::string(", optimizer offloaded to the host") : std::string()));
+          (o.offloads_params() ? std::string(", optimizer and parameters offloaded to the host")
+           : o.offloads()      ? std::string(", optimizer offloaded to the host")
+                               : std::string()));
   s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
   if (!o.placement.empty())
@@ -101,11 +103,15 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
     const OffloadRates rates = offload_rates(r.system, o);
     s += fmt::format(
         "offload: gradients to the host {} in all ({} exposed past the backward and the DP "
-        "reduction), CPU Adam {}, updated parameters to the GPU {}; PCIe {} per GPU per "
+        "reduction), CPU Adam {}, {}; PCIe {} per GPU per "
         "direction, host DRAM {} per GPU ({} GPUs on a node); host memory {:.1f} GB of {:.0f} GB "
         "per node\n",
         ftime(r.offload_d2h_s), ftime(r.offload_exposed_s), ftime(r.optimizer_s),
-        ftime(r.offload_h2d_s), fmt::format("{:.1f} GB/s", rates.pcie_bw / 1e9),
+        o.offloads_params()
+            ? std::string("parameters fetched to the GPU per layer before each all-gather (in "
+                          "the stage times: the ZeRO-3 stream)")
+            : "updated parameters to the GPU " + ftime(r.offload_h2d_s),
+        fmt::format("{:.1f} GB/s", rates.pcie_bw / 1e9),
         fmt::format("{:.1f} GB/s", rates.host_bw / 1e9), rates.gpus_on_node,
         r.host_bytes_per_node / 1e9, r.system.node.host.memory / 1e9);
   } else {

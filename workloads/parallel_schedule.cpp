@@ -347,7 +347,9 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     if (o.offloads()) {
       const OffloadRates rates = offload_rates(sys, o);
       opt[st] = cpu_adam_time(rates, n_opt);
-      h2d[st] = offload_copy_time(rates, 2.0 * n_opt);
+      // With parameter offload the updated partition stays on the host: the next step's
+      // per-layer fetches (in the stage graphs) carry it to the GPU.
+      h2d[st] = o.offloads_params() ? 0.0 : offload_copy_time(rates, 2.0 * n_opt);
     } else {
       opt[st] = optimizer_time(gpu, n_opt, mode);
     }
@@ -426,7 +428,9 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
 }
 
 std::string_view offload_name(Offload o) {
-  return o == Offload::kOptimizer ? "optimizer" : "none";
+  return o == Offload::kOptimizer            ? "optimizer"
+         : o == Offload::kOptimizerAndParams ? "optimizer_and_params"
+                                             : "none";
 }
 
 OffloadRates offload_rates(const hw::SystemSpec& sys, const ParallelOptions& o) {

@@ -46,7 +46,7 @@ std::string layout_name(const ParallelOptions& o) {
     s += " gpipe";
   else
     s += " 1f1b";
-  if (o.offloads()) s += " offload";
+  if (o.offloads()) s += o.offloads_params() ? " offload+params" : " offload";
   return s;
 }
 
@@ -118,6 +118,7 @@ struct PlanEvaluator::Impl {
       const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
       key = mix(mix(mix(mix(mix(key, 0x5eedULL), o.cp), o.ep), o.pp * v), o.dp);
       key = mix(key, static_cast<std::uint64_t>(o.shards_params()));
+      key = mix(key, static_cast<std::uint64_t>(o.offloads_params()));  // per-layer fetches
     }
     auto it = layers.find(key);
     if (it != layers.end()) return it->second;
@@ -574,7 +575,7 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
       // ZeRO-Offload: Adam on the host over the partition, then its 16-bit copy to the GPU.
       const OffloadRates rates = offload_rates(I.sys, o);
       e.optimizer_s = cpu_adam_time(rates, n_opt);
-      e.offload_h2d_s = offload_copy_time(rates, 2.0 * n_opt);
+      e.offload_h2d_s = o.offloads_params() ? 0.0 : offload_copy_time(rates, 2.0 * n_opt);
     } else {
       e.optimizer_s = I.optimizer(n_opt);
     }
@@ -644,6 +645,7 @@ std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const
   auto emit = [&](ParallelOptions o) {
     for (Offload f : offs) {
       if (f != Offload::kNone && o.zero_stage() == 0 && o.dp * o.cp > 1) continue;
+      if (f == Offload::kOptimizerAndParams && o.zero_stage() != 3) continue;
       o.offload = f;
       out.push_back(o);
     }

@@ -39,7 +39,8 @@ const std::vector<PlanKey>& plan_keys() {
       {"search.fsdp", "false", "false, true: PyTorch FSDP full shard (as zero 3; dp x cp > 1)"},
       {"search.offload", "none, optimizer (none without the system's node.host)",
        "none | optimizer: ZeRO-Offload (optimizer state and Adam on the host; zero >= 1 when "
-       "dp x cp > 1; pruned when the node's host memory cannot hold it)"},
+       "dp x cp > 1; pruned when the node's host memory cannot hold it) | optimizer_and_params "
+       "(ZeRO-3 layouts only: the parameters too, fetched per layer; only when listed)"},
       {"search.cp", "1 (seq < 8192), else 1, 2, 4, 8",
        "context-parallel sizes (ring attention); seq divisible by 2 x cp"},
       {"search.ep", "every divisor of dp and the experts (MoE models)",
@@ -120,8 +121,10 @@ void read_search(hw::MapReader& s, PlanSpace& sp) {
     sp.schedule.push_back(sc == "gpipe"         ? PipeSchedule::kGpipe
                           : sc == "interleaved" ? PipeSchedule::kInterleaved
                                                 : PipeSchedule::kOneFOneB);
-  for (const auto& f : choice_list(s, "offload", {"none", "optimizer"}))
-    sp.offload.push_back(f == "optimizer" ? Offload::kOptimizer : Offload::kNone);
+  for (const auto& f : choice_list(s, "offload", {"none", "optimizer", "optimizer_and_params"}))
+    sp.offload.push_back(f == "optimizer"              ? Offload::kOptimizer
+                         : f == "optimizer_and_params" ? Offload::kOptimizerAndParams
+                                                       : Offload::kNone);
   s.finish();
 }
 
@@ -215,8 +218,8 @@ PlanStudy load_plan_study(const std::string& path) {
         if (auto sr = p->map("search")) read_search(*sr, o.space);
       }
       if (sys && !sys->node.host.present() &&
-          std::find(o.space.offload.begin(), o.space.offload.end(), Offload::kOptimizer) !=
-              o.space.offload.end()) {
+          std::any_of(o.space.offload.begin(), o.space.offload.end(),
+                      [](Offload f) { return f != Offload::kNone; })) {
         const hw::ConfigNode* sn = p->node().find("search");
         const hw::ConfigNode* at = sn ? sn->find("offload") : nullptr;
         sink.add(at ? *at : p->node(), p->key_path("search.offload"),

@@ -109,9 +109,10 @@ std::string why(const PlanEstimate& e) {
   if (!extra.empty()) out += "; streams busy (of the step, overlapped or not): " + extra;
   if (e.layout.offloads())
     out += fmt::format(
-        "; optimizer offloaded to the host: CPU Adam {:.1f}%, PCIe copies "
+        "; optimizer{} offloaded to the host: CPU Adam {:.1f}%, PCIe copies "
         "{:.1f}% exposed, {:.0f} GB of {:.0f} GB host memory per node",
-        pct(s.optimizer), pct(s.offload), e.host_bytes / 1e9, e.host_usable_bytes / 1e9);
+        e.layout.offloads_params() ? " and parameters (fetched per layer)" : "", pct(s.optimizer),
+        pct(s.offload), e.host_bytes / 1e9, e.host_usable_bytes / 1e9);
   return out;
 }
 
