@@ -28,14 +28,20 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Nothing fits: a config error at the plan block listing the closest layouts and what they lack.
 [[noreturn]] void no_fit(const workloads::PlanStudy& study, const workloads::PlanResult& r) {
+  bool host_short = false;
+  for (const auto& m : r.misses) host_short |= m.memory_bytes <= m.hbm_bytes;
   std::string msg = fmt::format(
-      "no layout fits: every one of the {} searched needs more than {:.1f} GiB per GPU; the "
+      "no layout fits: every one of the {} searched needs more than {:.1f} GiB per GPU{}; the "
       "closest:",
-      r.enumerated, r.misses.empty() ? 0.0 : r.misses.front().hbm_bytes / kGiB);
+      r.enumerated, r.misses.empty() ? 0.0 : r.misses.front().hbm_bytes / kGiB,
+      host_short ? " (or, offloading, more host memory than a node has)" : "");
   for (const auto& m : r.misses)
-    msg += fmt::format("\n  {}: {:.1f} GiB per GPU, {:.1f} GiB over; {}",
-                       workloads::layout_name(m.layout), m.memory_bytes / kGiB,
-                       (m.memory_bytes - m.hbm_bytes) / kGiB, m.help);
+    msg += m.memory_bytes <= m.hbm_bytes  // an offload layout whose host is short
+               ? fmt::format("\n  {}: {:.1f} GiB per GPU; {}", workloads::layout_name(m.layout),
+                             m.memory_bytes / kGiB, m.help)
+               : fmt::format("\n  {}: {:.1f} GiB per GPU, {:.1f} GiB over; {}",
+                             workloads::layout_name(m.layout), m.memory_bytes / kGiB,
+                             (m.memory_bytes - m.hbm_bytes) / kGiB, m.help);
   hw::ConfigError e = study.at;
   e.message = msg;
   throw hw::ConfigException({e});

@@ -42,7 +42,13 @@ nlohmann::json system_json(const hw::SystemSpec& s) {
                  {"bandwidth_bytes_per_s_per_direction", n.nics.bandwidth},
                  {"latency_s", n.nics.latency_s},
                  {"data_efficiency", n.nics.data_efficiency},
-                 {"lanes", n.nics.lanes}}}};
+                 {"lanes", n.nics.lanes}}},
+               {"host", n.host.present() ? nlohmann::json{{"memory_bytes", n.host.memory},
+                                                          {"memory_bandwidth_bytes_per_s",
+                                                           n.host.memory_bandwidth},
+                                                          {"cpu_sockets", n.host.cpu_sockets},
+                                                          {"cpu_cores", n.host.cpu_cores}}
+                                         : nlohmann::json(nullptr)}};
   j["network"] = {{"kind", std::string(hw::network_kind_name(s.network.kind))},
                   {"leaf_radix", s.network.leaf_radix},
                   {"spine_radix", s.network.spine_radix},
@@ -90,6 +96,13 @@ std::string system_text(const hw::SystemSpec& s) {
   if (n.nics.count > 0)
     out += fmt::format("  NICs: {} x {} per direction (one rail each), {} latency\n", n.nics.count,
                        fmt_bw(n.nics.bandwidth), fmt_time(n.nics.latency_s));
+  if (n.host.present())
+    out += fmt::format(
+        "  host: {:g} GB DRAM, {} memory bandwidth, {} CPU socket(s), {} cores (optimizer "
+        "offload)\n",
+        n.host.memory / 1e9, fmt_bw(n.host.memory_bandwidth), n.host.cpu_sockets, n.host.cpu_cores);
+  else
+    out += "  host: not given (node.host): optimizer offload is refused on this system\n";
   out += fmt::format("  network: {}", hw::network_kind_name(s.network.kind));
   if (s.network.kind == hw::NetworkKind::kRailFatTree)
     out += fmt::format(", leaf/spine radix {}/{}, oversubscription {:g}:1, {} per switch{}",
@@ -134,6 +147,8 @@ void describe_system_keys(std::string& text, nlohmann::json& json) {
       range = fmt::format("{} .. {}", fmt_bw(k.lo), fmt_bw(k.hi));
     else if (type == "time")
       range = fmt::format("{} .. {}", fmt_time(k.lo), fmt_time(k.hi));
+    else if (type == "bytes")
+      range = fmt::format("{:g} GB .. {:g} GB", k.lo / 1e9, k.hi / 1e9);
     else if (type == "fraction")
       range = fmt::format("{:g} .. {:g}", k.lo, k.hi);
     const std::string fallback = std::string_view(k.fallback).empty() ? "(required)" : k.fallback;

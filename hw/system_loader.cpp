@@ -82,6 +82,15 @@ const std::vector<SystemKey>& system_keys() {
       {"node.nics.data_efficiency", "fraction", "1", 0.05, 1,
        "payload fraction of the line rate (packet headers)"},
       {"node.nics.lanes", "integer", "16", 1, 64, "PCIe lanes each NIC takes"},
+      {"node.host", "map", "(none)", 0, 0,
+       "the node's host, for optimizer offload; without it `offload:` is refused"},
+      {"node.host.memory", "bytes", "", 1e9, 1e15,
+       "host DRAM per node (GB = 1e9 B); required when node.host is given"},
+      {"node.host.memory_bandwidth", "bandwidth", "", 1e9, 1e14,
+       "host DRAM bandwidth per node, all sockets together (theoretical: channels x transfer "
+       "rate x 8 B); CPU Adam and the GPUs' PCIe copies share it"},
+      {"node.host.cpu_sockets", "integer", "1", 1, 64, "CPU sockets per node"},
+      {"node.host.cpu_cores", "integer", "0", 0, 1 << 20, "CPU cores per node, all sockets"},
       {"network.kind", "enum", "none", 0, 0, "none, rail_fat_tree or nvlink_domain"},
       {"network.leaf_radix", "integer", "", 2, 4096, "ports per leaf switch"},
       {"network.spine_radix", "integer", "", 2, 4096, "ports per spine switch"},
@@ -238,6 +247,15 @@ SystemSpec read_system_spec(const LoadedConfig& config) {
       nic->finish();
     }
     (void)has_nics;
+    if (auto h = node->map("host", false)) {
+      h->ignore("source");
+      const std::string p = "node.host";
+      n.host.memory = figure(*h, p, "memory", Dimension::kBytes);
+      n.host.memory_bandwidth = figure(*h, p, "memory_bandwidth", Dimension::kBandwidth);
+      n.host.cpu_sockets = integer(*h, p, "cpu_sockets");
+      n.host.cpu_cores = integer(*h, p, "cpu_cores");
+      h->finish();
+    }
     node->finish();
   }
 

@@ -76,6 +76,16 @@ struct NcclSystemSpec {
   int nvls_channels = 0;        ///< channels for NVLS (0: as `channels`)
 };
 
+/// The node's host: memory and CPUs, for optimizer offload (ZeRO-Offload). Absent in a config
+/// (`node.host` left out): every figure 0, and offload is refused naming the missing key.
+struct HostSpec {
+  double memory = 0;            ///< host DRAM per node, bytes
+  double memory_bandwidth = 0;  ///< host DRAM bandwidth per node, B/s (all sockets, theoretical)
+  int cpu_sockets = 0;
+  int cpu_cores = 0;  ///< per node, all sockets
+  bool present() const { return memory > 0 && memory_bandwidth > 0; }
+};
+
 struct NodeSpec {
   std::string gpu_name;  ///< as written (a configs/hw name or alias)
   GpuSpec gpu;           ///< the GPU it resolves to
@@ -85,6 +95,7 @@ struct NodeSpec {
   NvlinkSpec nvlink;
   PcieSpec pcie;
   NicSpec nics;
+  HostSpec host;
 };
 
 struct SystemSpec {

@@ -45,6 +45,21 @@
 // - ZeRO-2 (gradients sharded), ZeRO-3 / FSDP (per-layer parameter all-gathers before forward and
 //   backward, one layer prefetched, per-layer gradient reduce-scatters).
 // - Rank placement: any order of tp, cp, pp, ep, dp (innermost first).
+// - Optimizer offload (`offload: optimizer`, ZeRO-Offload as DeepSpeed runs it, Ren et al. 2021,
+//   arXiv:2101.06840): the rank's optimizer partition (fp32 master weights, Adam m and v, fp32
+//   gradients: 16 B per parameter) lives in host memory; each gradient bucket's partition is
+//   copied device-to-host over the GPU's PCIe link as soon as it is reduced (overlapped with the
+//   backward, one copy at a time), the Adam step runs on the host CPU over the partition after the
+//   last copy (memory-bound: 30 B per parameter read and written, at the host DRAM bandwidth
+//   shared by the node's GPUs), then the updated 16-bit partition is copied host-to-device (not
+//   overlapped) before ZeRO-1/2's all-gather. The non-delayed default: DeepSpeed's one-step
+//   delayed update (DPU), which hides the CPU step behind the next step's compute, is not
+//   modelled. PCIe copies run at min(the link's rate, the host DRAM bandwidth / the node's GPUs),
+//   plus the link's latency per copy. Ignores: pinned-memory limits, NUMA (each GPU's copies and
+//   its Adam share reach the whole node's DRAM bandwidth), CPU Adam's SIMD compute rate (no FLOP
+//   bound), the copy engine's contention with NIC traffic on a shared PCIe switch, gradient
+//   accumulation on the host across micro-batches (only the last micro-batch's gradients are
+//   copied, as the DP reduction here runs once per step).
 // Ignores: imbalanced MoE routing and token dropping without padding, all-to-all overlap with
 // compute, causal block skipping in attention, flash attention (attention is Megatron-2022's
 // unfused kernels), FSDP's embedding gathers and NCCL SMs; HBM bandwidth an overlapped
@@ -74,6 +89,12 @@
 namespace ridge::workloads {
 
 enum class PipeSchedule { kOneFOneB, kGpipe, kInterleaved };
+/// Where the optimizer runs (ZeRO-Offload): on the GPU, or its state and step on the host CPU.
+/// optimizer_and_params adds ZeRO-Infinity's parameter offload (ZeRO-3 only): the 16-bit
+/// parameter partition on the host too, each layer's partition copied to the GPU before its
+/// all-gather (forward and backward, prefetched with it).
+enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
+std::string_view offload_name(Offload o);
 std::string_view schedule_name(PipeSchedule s);
 
 /// The `parallel:` block of a study, defaults as Megatron-LM's.
@@ -108,6 +129,10 @@ struct ParallelOptions {
   bool fsdp = false;  ///< PyTorch FSDP full shard: as zero 3
   int zero_stage() const { return fsdp ? 3 : zero; }
   bool shards_params() const { return zero_stage() >= 3; }
+  /// Optimizer offload (ZeRO-Offload): optimizer state and step on the host.
+  Offload offload = Offload::kNone;
+  bool offloads() const { return offload != Offload::kNone; }
+  bool offloads_params() const { return offload == Offload::kOptimizerAndParams; }
   double bucket_mb = 25;  ///< DDP bucket, MB (1e6 B)
   int grad_bytes = 4;     ///< bytes per gradient element reduced (fp32 main grads)
   /// What-ifs: each kind of communication's simulated time multiplied (1: as simulated).
@@ -204,6 +229,8 @@ std::vector<PipeOp> simulate_pipeline(PipeSchedule s, int micro, const std::vect
 
 struct StageMemory {
   double weights = 0, grads = 0, optimizer = 0, activations = 0;
+  /// Host bytes one rank keeps with optimizer offload (not in total(): the GPU's figure).
+  double host = 0;
   int in_flight = 0;
   double total() const { return weights + grads + optimizer + activations; }
 };
@@ -219,6 +246,26 @@ double moe_layer_activation_bytes(const TransformerConfig& m, const ParallelOpti
 StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, int stage,
                          double stage_params, double expert_params = 0,
                          double max_layer_params = 0);
+
+/// Optimizer offload's rates for one rank on a system (see the header comment).
+struct OffloadRates {
+  double pcie_bw = 0;    ///< B/s of one GPU's copies, each direction
+  double latency_s = 0;  ///< per copy
+  double host_bw = 0;    ///< B/s of host DRAM bandwidth one rank's CPU Adam gets
+  int gpus_on_node = 1;  ///< the job's GPUs on one node (they share the host)
+};
+OffloadRates offload_rates(const hw::SystemSpec& sys, const ParallelOptions& o);
+/// One copy of `bytes` over the GPU's PCIe link to or from the host.
+double offload_copy_time(const OffloadRates& r, double bytes);
+/// CPU Adam over n parameters: 30 B each (read fp32 gradient, master, m, v: 16 B; write master,
+/// m, v and the 16-bit copy for the GPU: 14 B) at the rank's share of host DRAM bandwidth.
+double cpu_adam_time(const OffloadRates& r, double n);
+/// Host bytes per parameter of the offloaded partition: fp32 master, m, v, fp32 gradient (and
+/// the 16-bit parameters with parameter offload: 18).
+constexpr double kOffloadHostBytesPerParam = 16;
+/// Host bytes one node holds: the fullest rank's `host` x the job's GPUs on a node.
+double offload_host_bytes_per_node(const hw::SystemSpec& sys, const ParallelOptions& o,
+                                   double host_per_rank);
 
 /// A what-if on a parallel step: a system figure (nvlink_bandwidth, nic_bandwidth), a GPU figure
 /// (tensor, hbm_bandwidth, clock, sm_count: the figure x factor), a kind of communication
@@ -247,6 +294,10 @@ struct ParallelResult {
   double p2p_s = 0;
   double pipeline_s = 0;  ///< end of the last backward
   double dp_time_s = 0, dp_exposed_s = 0, optimizer_s = 0, param_gather_s = 0;
+  /// Optimizer offload (critical stage): device-to-host gradient copies in all and their part
+  /// past the backward and the DP reduction, and the host-to-device parameter copy.
+  double offload_d2h_s = 0, offload_exposed_s = 0, offload_h2d_s = 0;
+  double host_bytes_per_node = 0;  ///< offloaded state on one node's host
   int dp_buckets = 0;
   int expert_buckets = 0;  ///< of dp_buckets, expert gradients reduced over dp / ep
   double step_s = 0;

@@ -43,6 +43,12 @@ const std::vector<ParallelKey>& parallel_keys() {
        "one layer prefetched; gradients reduce-scattered per layer)"},
       {"fsdp", "false", "PyTorch FSDP full shard (as zero: 3); sharded over DP x CP"},
       {"bucket_mb", "25", "DDP gradient bucket, MB (1e6 B)"},
+      {"offload", "none",
+       "none | optimizer (ZeRO-Offload: optimizer state, fp32 gradients and the Adam step on the "
+       "host; gradients copied to the host over PCIe as they are reduced, updated 16-bit "
+       "parameters copied back; needs the system's node.host; zero >= 1 when dp x cp > 1) | "
+       "optimizer_and_params (ZeRO-3 only: the 16-bit parameters on the host too, each layer's "
+       "partition copied to the GPU before its all-gather)"},
   };
   return keys;
 }
@@ -103,6 +109,15 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(*p.child("fsdp", false), p.key_path("fsdp"),
              fmt::format("fsdp: true shards like zero: 3, but zero: {} is given", o.zero));
   o.bucket_mb = static_cast<double>(p.integer("bucket_mb", 25, 1, 1 << 20));
+  const std::string off = p.text("offload", "none");
+  if (off == "optimizer")
+    o.offload = Offload::kOptimizer;
+  else if (off == "optimizer_and_params")
+    o.offload = Offload::kOptimizerAndParams;
+  else if (off != "none")
+    sink.add(
+        *p.child("offload", false), p.key_path("offload"),
+        fmt::format("unknown offload '{}'; expected none, optimizer or optimizer_and_params", off));
   if (o.global_batch == 0) o.global_batch = o.micro_batch * o.dp;
 
   // Checks against the system and the model, each naming the key it is about.
@@ -117,6 +132,11 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
       if (o.gpus == 0) o.gpus = sys.total_gpus();
       const std::string why = hw::check_gpu_count(sys, o.gpus);
       if (!why.empty()) sink.add(node("gpus"), p.key_path("gpus"), why);
+      if (o.offloads() && !sys.node.host.present())
+        sink.add(node("offload"), p.key_path("offload"),
+                 fmt::format("offload: optimizer needs the host's memory and bandwidth, but {} "
+                             "has no system.node.host.memory / node.host.memory_bandwidth",
+                             sys.name));
     } catch (const std::exception& e) {
       sink.add(node("system"), p.key_path("system"), e.what());
     }
@@ -145,6 +165,15 @@ ParallelOptions read_parallel(hw::MapReader& p, const std::string& model_path) {
     sink.add(node("virtual_stages"), p.key_path("virtual_stages"),
              "virtual_stages is for schedule: interleaved");
   }
+  if (o.offloads_params() && o.zero_stage() != 3)
+    sink.add(node("offload"), p.key_path("offload"),
+             "offload: optimizer_and_params (ZeRO-Infinity's parameter offload) needs zero: 3 or "
+             "fsdp: true");
+  else if (o.offloads() && o.zero_stage() == 0 && o.dp * o.cp > 1)
+    sink.add(node("offload"), p.key_path("offload"),
+             fmt::format("offload: optimizer moves ZeRO's optimizer partition to the host: with "
+                         "dp x cp = {} it needs zero >= 1 (as DeepSpeed does)",
+                         o.dp * o.cp));
   if (o.dp % o.ep != 0)
     sink.add(node("ep"), p.key_path("ep"),
              fmt::format("ep {} does not divide dp {} (expert parallelism splits the DP group)",

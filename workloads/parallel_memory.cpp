@@ -88,6 +88,21 @@ StageMemory stage_memory(const TransformerConfig& m, const ParallelOptions& o, i
   mem.optimizer = z >= 1 ? 12 * sharded : 12 * stage_params;
   if (z >= 2) mem.grads = 4 * sharded;
   if (z >= 3) mem.weights = 2 * sharded + 2 * 2 * max_layer_params;
+  // Optimizer offload (ZeRO-Offload): the 12 B of the rank's partition leave the GPU; the host
+  // keeps them with an fp32 copy of the partition's gradients (16 B per parameter). The GPU keeps
+  // its gradient buffers as above (Ridge's 4 B fp32 main gradients; DeepSpeed's 16-bit buckets
+  // would be 2 B: the GPU figure is high by up to 2 B per parameter).
+  if (o.offloads()) {
+    const double part = z >= 1 ? sharded : stage_params;
+    mem.host = kOffloadHostBytesPerParam * part;
+    mem.optimizer = 0;
+    // Parameter offload (ZeRO-3): the 16-bit partition on the host too; the GPU keeps only the
+    // gathered layers (the one computed and the one prefetched).
+    if (o.offloads_params() && z >= 3) {
+      mem.host += 2 * part;
+      mem.weights = 2 * 2 * max_layer_params;
+    }
+  }
   const long long micro = o.micro_batches();
   // 1F1B: stage s holds p - s micro-batches in flight at most (its warm-up forwards plus the one in
   // 1F1B); GPipe keeps all of them until the backwards start. Interleaved with v chunks: device s

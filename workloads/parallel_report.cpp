@@ -31,9 +31,12 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
       o.micro_batch, o.global_batch, o.micro_batches(), o.seq, schedule_name(o.schedule),
       o.schedule == PipeSchedule::kInterleaved ? fmt::format(" x {} chunks", o.virtual_stages) : "",
       recompute_name(o.recompute),
-      o.fsdp   ? ", FSDP"
-      : o.zero ? fmt::format(", ZeRO-{}", o.zero)
-               : "");
+      (o.fsdp   ? std::string(", FSDP")
+       : o.zero ? fmt::format(", ZeRO-{}", o.zero)
+                : std::string()) +
+          (o.offloads_params() ? std::string(", optimizer and parameters offloaded to the host")
+           : o.offloads()      ? std::string(", optimizer offloaded to the host")
+                               : std::string()));
   s += fmt::format("step {}   {:.0f} tokens/s   MFU {:.1f}%   HFU {:.1f}% (bf16 dense peak)\n",
                    ftime(r.step_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu);
   if (!o.placement.empty())
@@ -96,7 +99,24 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
         ftime(r.dp_exposed_s),
         r.param_gather_s > 0 ? fmt::format("; parameter all-gather {}", ftime(r.param_gather_s))
                              : "");
-  s += fmt::format("optimizer step {}\n", ftime(r.optimizer_s));
+  if (o.offloads()) {
+    const OffloadRates rates = offload_rates(r.system, o);
+    s += fmt::format(
+        "offload: gradients to the host {} in all ({} exposed past the backward and the DP "
+        "reduction), CPU Adam {}, {}; PCIe {} per GPU per "
+        "direction, host DRAM {} per GPU ({} GPUs on a node); host memory {:.1f} GB of {:.0f} GB "
+        "per node\n",
+        ftime(r.offload_d2h_s), ftime(r.offload_exposed_s), ftime(r.optimizer_s),
+        o.offloads_params()
+            ? std::string("parameters fetched to the GPU per layer before each all-gather (in "
+                          "the stage times: the ZeRO-3 stream)")
+            : "updated parameters to the GPU " + ftime(r.offload_h2d_s),
+        fmt::format("{:.1f} GB/s", rates.pcie_bw / 1e9),
+        fmt::format("{:.1f} GB/s", rates.host_bw / 1e9), rates.gpus_on_node,
+        r.host_bytes_per_node / 1e9, r.system.node.host.memory / 1e9);
+  } else {
+    s += fmt::format("optimizer step {}\n", ftime(r.optimizer_s));
+  }
   s += "\ncritical path by category (sums to the step):\n";
   for (const auto& [k, v] : r.critical_s)
     s += fmt::format("  {:<14} {:>10}  {:5.1f}%\n", k, ftime(v), 100 * v / r.step_s);
@@ -128,6 +148,8 @@ std::string parallel_report_text(const ParallelResult& r, const std::string& mod
     if (o.recompute != Recompute::kFull) s += " recompute: full or selective,";
     if (!o.sequence_parallel && o.tp > 1) s += " sequence_parallel: true,";
     if (o.zero == 0 && o.dp > 1) s += " zero: 1,";
+    if (!o.offloads() && r.system.node.host.present() && (o.zero_stage() >= 1 || o.dp * o.cp == 1))
+      s += " offload: optimizer,";
     if (moe && o.ep < o.dp) s += " a larger ep,";
     s += " a larger pp\n";
   }
@@ -157,6 +179,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                    {"recompute", recompute_name(o.recompute)},
                    {"zero", o.zero},
                    {"fsdp", o.fsdp},
+                   {"offload", offload_name(o.offload)},
                    {"bucket_mb", o.bucket_mb}};
   j["step_s"] = r.step_s;
   j["tokens_per_s"] = r.tokens_per_s;
@@ -173,6 +196,12 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
              {"expert_buckets", r.expert_buckets},
              {"param_all_gather_s", r.param_gather_s}};
   j["optimizer_s"] = r.optimizer_s;
+  if (o.offloads())
+    j["offload"] = {{"d2h_s", r.offload_d2h_s},
+                    {"d2h_exposed_s", r.offload_exposed_s},
+                    {"cpu_adam_s", r.optimizer_s},
+                    {"h2d_s", r.offload_h2d_s},
+                    {"host_bytes_per_node", r.host_bytes_per_node}};
   j["critical_path_s"] = r.critical_s;
   nlohmann::json st = nlohmann::json::array();
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
@@ -204,6 +233,7 @@ nlohmann::json parallel_report_json(const ParallelResult& r) {
                    {"optimizer", m.optimizer},
                    {"activations", m.activations},
                    {"in_flight", m.in_flight},
+                   {"host", m.host},
                    {"total", m.total()}});
   }
   j["memory_bytes_per_gpu"] = mem;
@@ -314,7 +344,9 @@ std::string parallel_trace_json(const ParallelResult& r) {
   for (int st = 0; st < static_cast<int>(r.stage_events.size()); ++st)
     for (const auto& e : r.stage_events[st])
       ev.push_back({{"name", e.name},
-                    {"cat", e.track ? "dp_comm" : "optimizer"},
+                    {"cat", e.track == 2 ? "offload"
+                            : e.track    ? "dp_comm"
+                                         : "optimizer"},
                     {"ph", "X"},
                     {"pid", st},
                     {"tid", e.track},

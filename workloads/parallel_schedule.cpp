@@ -234,7 +234,9 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     r.pipeline_s = std::max(r.pipeline_s, r.pipeline[last_op[st]].end_s);
   // DP: buckets of the stage's gradients, reduced one after another on a communication stream as
   // the last micro-batch's backward produces them (uniformly over its duration).
-  std::vector<double> finish(p), dp_tail(p), opt(p), gather(p);
+  std::vector<double> finish(p), dp_tail(p), opt(p), gather(p), d2h_end(p, 0), d2h_tail(p, 0),
+      h2d(p, 0);
+  double d2h_busy0 = 0;
   r.stage_events.assign(p, {});
   for (int st = 0; st < p; ++st) {
     const PipeOp& lb = r.pipeline[last_bwd[st]];
@@ -249,7 +251,11 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     // ZeRO-3 / FSDP reduce-scatter each layer's gradients inside every backward (the stage
     // graphs): nothing is left for the end of the step, and the next forward gathers the
     // parameters the optimizer updated.
-    if (ddp > 1 && !o.shards_params()) {
+    const bool reduce = ddp > 1 && !o.shards_params();
+    // The rank's optimizer partition: its gradients' share after a reduce-scatter (ZeRO >= 1).
+    const double dense_share = o.zero_stage() >= 1 ? 1.0 / ddp : 1.0;
+    const double expert_share = o.zero_stage() >= 1 ? 1.0 / std::max(1, edp) : 1.0;
+    if (reduce || o.offloads()) {
       // The stage's tp DP groups (one per TP rank) reduce the same buckets at the same time, on
       // one fabric. Expert gradients (MoE) go to their own buckets, reduced over the dp / ep
       // ranks holding the same experts (every such group of the stage at once).
@@ -278,27 +284,53 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
                              std::min(bucket, total - k * bucket), is_expert});
         return n;
       };
+      // Expert buckets are reduced over dp / ep ranks (none when ep = dp x cp); with offload
+      // they are copied to the host all the same. Without a reduction (one DP rank, or ZeRO-3's
+      // per-layer reduce-scatters inside the backward) the buckets only pace the copies.
       fill(dense * o.grad_bytes, false);
-      const int nx = edp > 1 ? fill(expert * o.grad_bytes, true) : 0;
+      const int nx = edp > 1 || o.offloads() ? fill(expert * o.grad_bytes, true) : 0;
+      int reduced_buckets = 0, reduced_expert = 0;
       std::stable_sort(buckets.begin(), buckets.end(),
                        [](const Bucket& a, const Bucket& b) { return a.ready < b.ready; });
       const auto op =
           o.zero_stage() >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
-      double busy = 0, end = lb.start_s;
+      const OffloadRates rates = o.offloads() ? offload_rates(sys, o) : OffloadRates{};
+      double busy = 0, end = lb.start_s, copy_end = lb.start_s, copy_busy = 0;
       for (std::size_t k = 0; k < buckets.size(); ++k) {
         const Bucket& bk = buckets[k];
-        const double dt =
-            o.dp_comm_scale * coll.concurrent_time(op, bk.bytes, bk.expert ? egroups : groups);
-        const double begin = std::max(end, bk.ready);
-        end = begin + dt;
-        r.stage_events[st].push_back(
-            {(bk.expert ? "expert dp bucket " : "dp bucket ") + std::to_string(k), 1, begin, end});
-        busy += dt;
+        double reduced = bk.ready;
+        if (reduce && (!bk.expert || edp > 1)) {
+          ++reduced_buckets;
+          reduced_expert += bk.expert;
+          const double dt =
+              o.dp_comm_scale * coll.concurrent_time(op, bk.bytes, bk.expert ? egroups : groups);
+          const double begin = std::max(end, bk.ready);
+          end = begin + dt;
+          reduced = end;
+          r.stage_events[st].push_back(
+              {(bk.expert ? "expert dp bucket " : "dp bucket ") + std::to_string(k), 1, begin,
+               end});
+          busy += dt;
+        }
+        if (o.offloads()) {
+          // ZeRO-Offload: the bucket's partition goes to the host as soon as it is reduced.
+          const double c =
+              offload_copy_time(rates, bk.bytes * (bk.expert ? expert_share : dense_share));
+          const double begin = std::max(copy_end, reduced);
+          copy_end = begin + c;
+          copy_busy += c;
+          r.stage_events[st].push_back({"grad to host " + std::to_string(k), 2, begin, copy_end});
+        }
       }
-      comm_end = end;
-      if (st == 0)
-        r.dp_buckets = static_cast<int>(buckets.size()), r.expert_buckets = nx, r.dp_time_s = busy;
-      if (o.zero_stage() >= 1) {
+      (void)nx;
+      if (reduce) comm_end = end;
+      d2h_end[st] = copy_end;
+      if (st == 0) {
+        if (reduce)
+          r.dp_buckets = reduced_buckets, r.expert_buckets = reduced_expert, r.dp_time_s = busy;
+        d2h_busy0 = copy_busy;
+      }
+      if (reduce && o.zero_stage() >= 1) {
         gather[st] =
             o.dp_comm_scale * coll.concurrent_time(models::CollOp::kAllGather, 2.0 * dense, groups);
         if (edp > 1)
@@ -308,12 +340,25 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
     }
     dp_tail[st] = std::max(0.0, comm_end - std::max(t, r.pipeline[last_op[st]].end_s));
     t = std::max(comm_end, r.pipeline[last_op[st]].end_s);
-    opt[st] = optimizer_time(
-        gpu, o.zero_stage() >= 1 ? dense / ddp + expert / std::max(1, edp) : params, mode);
-    finish[st] = t + opt[st] + gather[st];
-    r.stage_events[st].push_back({"optimizer", 0, t, t + opt[st]});
+    // Offload: the copies' part past the backward and the reduction; then the step on the host.
+    d2h_tail[st] = o.offloads() ? std::max(0.0, d2h_end[st] - t) : 0.0;
+    t += d2h_tail[st];
+    const double n_opt = dense * dense_share + expert * expert_share;
+    if (o.offloads()) {
+      const OffloadRates rates = offload_rates(sys, o);
+      opt[st] = cpu_adam_time(rates, n_opt);
+      // With parameter offload the updated partition stays on the host: the next step's
+      // per-layer fetches (in the stage graphs) carry it to the GPU.
+      h2d[st] = o.offloads_params() ? 0.0 : offload_copy_time(rates, 2.0 * n_opt);
+    } else {
+      opt[st] = optimizer_time(gpu, n_opt, mode);
+    }
+    finish[st] = t + opt[st] + h2d[st] + gather[st];
+    r.stage_events[st].push_back({o.offloads() ? "cpu adam" : "optimizer", 0, t, t + opt[st]});
+    if (h2d[st] > 0)
+      r.stage_events[st].push_back({"params to device", 2, t + opt[st], t + opt[st] + h2d[st]});
     if (gather[st] > 0)
-      r.stage_events[st].push_back({"param all-gather", 1, t + opt[st], finish[st]});
+      r.stage_events[st].push_back({"param all-gather", 1, t + opt[st] + h2d[st], finish[st]});
   }
   const int crit =
       static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
@@ -321,6 +366,9 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   r.dp_exposed_s = dp_tail[crit];
   r.optimizer_s = opt[crit];
   r.param_gather_s = gather[crit];
+  r.offload_exposed_s = d2h_tail[crit];
+  r.offload_h2d_s = h2d[crit];
+  r.offload_d2h_s = d2h_busy0;
   // The critical path: back from the critical stage's last pipeline op through whichever input
   // held each op back; ops contribute their own critical-path classes.
   double walked = 0;
@@ -343,6 +391,7 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   if (r.dp_exposed_s > 0) r.critical_s["dp_comm"] += r.dp_exposed_s;
   r.critical_s["optimizer"] += r.optimizer_s;
   if (r.param_gather_s > 0) r.critical_s["dp_comm"] += r.param_gather_s;
+  if (o.offloads()) r.critical_s["offload"] += r.offload_exposed_s + r.offload_h2d_s;
   // Anything not accounted (the critical stage's pipeline ending before its DP tail began) is idle.
   double sum = 0;
   for (const auto& [k, v] : r.critical_s) sum += v;
@@ -369,8 +418,43 @@ ParallelResult run_parallel(const TransformerConfig& m, const ParallelOptions& o
   r.hfu = r.hardware_flops / r.step_s / peak;
   for (int st = 0; st < p; ++st)
     r.memory.push_back(stage_memory(m, o, st, dev_params[st], dev_expert[st], dev_max_layer[st]));
+  if (o.offloads()) {
+    double host = 0;
+    for (const auto& mem : r.memory) host = std::max(host, mem.host);
+    r.host_bytes_per_node = offload_host_bytes_per_node(sys, o, host);
+  }
   r.collectives_simulated = coll.simulated();
   return r;
+}
+
+std::string_view offload_name(Offload o) {
+  return o == Offload::kOptimizer            ? "optimizer"
+         : o == Offload::kOptimizerAndParams ? "optimizer_and_params"
+                                             : "none";
+}
+
+OffloadRates offload_rates(const hw::SystemSpec& sys, const ParallelOptions& o) {
+  OffloadRates r;
+  const hw::NodeSpec& n = sys.node;
+  r.gpus_on_node = std::max(1, std::min(o.gpus_used(), n.gpus));
+  r.host_bw = n.host.memory_bandwidth / r.gpus_on_node;
+  r.pcie_bw = std::min(n.pcie.bandwidth, r.host_bw);
+  r.latency_s = n.pcie.latency_s;
+  return r;
+}
+
+double offload_copy_time(const OffloadRates& r, double bytes) {
+  if (bytes <= 0) return 0;
+  return r.latency_s + bytes / r.pcie_bw;
+}
+
+double cpu_adam_time(const OffloadRates& r, double n) {
+  return n > 0 ? 30.0 * n / r.host_bw : 0.0;
+}
+
+double offload_host_bytes_per_node(const hw::SystemSpec& sys, const ParallelOptions& o,
+                                   double host_per_rank) {
+  return host_per_rank * std::max(1, std::min(o.gpus_used(), sys.node.gpus));
 }
 
 // For the planner's fast evaluator (workloads/plan.hpp): the same optimizer and FLOP counts.

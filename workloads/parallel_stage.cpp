@@ -250,9 +250,17 @@ class StageBuilder {
     } else {
       dense = double(m_.layer_parameter_count()) / d_.t;
     }
+    // Parameter offload (ZeRO-Infinity): before its all-gather the rank's partition of the layer
+    // is copied host-to-device over the GPU's PCIe link (one op: the copy, then the gather).
+    const bool fetch = o_.offloads_params() && op == models::CollOp::kAllGather;
     auto one = [&](double params, const std::vector<std::vector<int>>& groups, const char* tag) {
-      if (params <= 0 || groups.empty() || groups.front().size() < 2) return;
-      const double t = coll_.concurrent_time(op, per_param * params, groups) * o_.dp_comm_scale;
+      if (params <= 0 || groups.empty()) return;
+      const double ranks = double(groups.front().size());
+      double t = ranks >= 2
+                     ? coll_.concurrent_time(op, per_param * params, groups) * o_.dp_comm_scale
+                     : 0.0;
+      if (fetch)
+        t += offload_copy_time(offload_rates(coll_.system(), o_), per_param * params / ranks);
       if (t <= 0) return;
       OpNode n;
       n.name = "fsdp." + name + tag;

@@ -46,6 +46,7 @@ std::string layout_name(const ParallelOptions& o) {
     s += " gpipe";
   else
     s += " 1f1b";
+  if (o.offloads()) s += o.offloads_params() ? " offload+params" : " offload";
   return s;
 }
 
@@ -97,21 +98,31 @@ struct PlanEvaluator::Impl {
   double flops_per_token_seq = -1;
   long long flops_seq = -1;
 
-  Impl(const TransformerConfig& model, const hw::SystemSpec& s, TimingMode md, double headroom)
-      : m(model), sys(s), mode(md), hbm(s.node.gpu.memory.hbm_size * (1 - headroom)), coll(s) {}
+  double host_usable;  // host bytes per node the offloaded state may take (after the headroom)
 
-  const LayerTimes& layer(const ParallelOptions& o) {
+  Impl(const TransformerConfig& model, const hw::SystemSpec& s, TimingMode md, double headroom)
+      : m(model),
+        sys(s),
+        mode(md),
+        hbm(s.node.gpu.memory.hbm_size * (1 - headroom)),
+        coll(s),
+        host_usable(s.node.host.memory * (1 - headroom)) {}
+
+  // `dense`: the times of a dense layer of a MoE model (its leading `dense_layers`); otherwise
+  // a MoE model's probe layers are all MoE layers.
+  const LayerTimes& layer(const ParallelOptions& o, bool dense = false) {
     const bool sp = o.sequence_parallel && o.tp > 1;
     std::uint64_t key = mix(mix(mix(o.tp, sp), o.micro_batch), o.seq);
-    key = mix(key, static_cast<std::uint64_t>(o.recompute));
+    key = mix(mix(key, static_cast<std::uint64_t>(o.recompute)), dense ? 0xde45eULL : 0);
     if (placed_probe(o)) {
       const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
       key = mix(mix(mix(mix(mix(key, 0x5eedULL), o.cp), o.ep), o.pp * v), o.dp);
       key = mix(key, static_cast<std::uint64_t>(o.shards_params()));
+      key = mix(key, static_cast<std::uint64_t>(o.offloads_params()));  // per-layer fetches
     }
     auto it = layers.find(key);
     if (it != layers.end()) return it->second;
-    if (placed_probe(o)) return layers.emplace(key, placed_layer(o, sp)).first->second;
+    if (placed_probe(o)) return layers.emplace(key, placed_layer(o, sp, dense)).first->second;
     // The simulator's own stages with 1 and 2 layers each, on a 2-stage pipeline: stage 0 holds
     // the embedding, stage 1 the LM head.
     ParallelOptions q;
@@ -125,6 +136,10 @@ struct PlanEvaluator::Impl {
     TransformerConfig one = m, two = m;
     one.layers = 2;
     two.layers = 4;
+    if (m.is_moe()) {
+      one.dense_layers = dense ? one.layers : 0;
+      two.dense_layers = dense ? two.layers : 0;
+    }
     const hw::GpuSpec& gpu = sys.node.gpu;
     const StageGraphs a0 = build_stage(one, q, 0, gpu, coll, mode);
     const StageGraphs a1 = build_stage(one, q, 1, gpu, coll, mode);
@@ -143,10 +158,11 @@ struct PlanEvaluator::Impl {
 
   // The probe on the layout's own placement: its tp, cp, dp and ep, and as many stages as it has
   // virtual stages (pp x v, as run_parallel builds them), one micro-batch, stages of 1 and 2
-  // layers (the model cut to pp v and 2 pp v layers, every layer of a MoE model a MoE layer).
+  // layers (the model cut to pp v and 2 pp v layers, every layer of a MoE model a MoE layer, or
+  // with `dense` every one a dense layer).
   // With one stage it holds the embedding and the head: their extras are summed into the
   // embedding's (the evaluator uses only the sum then).
-  LayerTimes placed_layer(const ParallelOptions& o, bool sp) {
+  LayerTimes placed_layer(const ParallelOptions& o, bool sp, bool dense) {
     const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
     const int nvs = o.pp * v;
     ParallelOptions q = o;
@@ -158,7 +174,8 @@ struct PlanEvaluator::Impl {
     TransformerConfig one = m, two = m;
     one.layers = nvs;
     two.layers = 2 * nvs;
-    one.dense_layers = two.dense_layers = 0;
+    one.dense_layers = dense && m.is_moe() ? one.layers : 0;
+    two.dense_layers = dense && m.is_moe() ? two.layers : 0;
     const hw::GpuSpec& gpu = sys.node.gpu;
     const StageGraphs a0 = build_stage(one, q, 0, gpu, coll, mode, o.pp);
     const StageGraphs b0 = build_stage(two, q, 0, gpu, coll, mode, o.pp);
@@ -247,9 +264,10 @@ struct PlanEvaluator::Impl {
   // the updated parameters after the optimizer; ZeRO-3/FSDP reduce inside the backward (the
   // layer times) and leave nothing here.
   void dp_step(const ParallelOptions& o, const DeviceParams& p0, double B, PlanEstimate& e) {
-    e.dp_exposed_s = 0, e.param_gather_s = 0;
+    e.dp_exposed_s = 0, e.param_gather_s = 0, e.offload_exposed_s = 0;
     const int ddp = o.dp * o.cp, edp = ddp / std::max(1, o.ep);
-    if (ddp <= 1 || o.shards_params()) return;
+    const bool reduce = ddp > 1 && !o.shards_params();
+    if (!reduce && !o.offloads()) return;
     auto groups = [&] {
       std::vector<std::vector<int>> g(o.tp);
       for (int t = 0; t < o.tp; ++t)
@@ -271,39 +289,77 @@ struct PlanEvaluator::Impl {
     const auto op =
         o.zero_stage() >= 1 ? models::CollOp::kReduceScatter : models::CollOp::kAllReduce;
     const double bucket = o.bucket_mb * 1e6;
-    const double dense = p0.params - p0.expert, expert = edp > 1 ? p0.expert : 0.0;
-    // Per kind: bucket count, a full bucket's time and the last one's.
+    const double dense = p0.params - p0.expert;
+    const double expert = edp > 1 || o.offloads() ? p0.expert : 0.0;
+    // Per kind: bucket count, a full bucket's time and the last one's (reduction: dt; offload's
+    // copy of the rank's partition of it to the host: c). Expert buckets are reduced only over
+    // dp / ep > 1 ranks; with offload they are copied all the same (as run_parallel).
     struct Kind {
-      double n = 0, dt = 0, dt_last = 0, total = 0;
+      double n = 0, dt = 0, dt_last = 0, total = 0, c = 0, c_last = 0;
+      bool reduced = false;
     } kd[2];
     const double totals[2] = {dense * o.grad_bytes, expert * o.grad_bytes};
+    const double share[2] = {o.zero_stage() >= 1 ? 1.0 / ddp : 1.0,
+                             o.zero_stage() >= 1 ? 1.0 / std::max(1, edp) : 1.0};
+    const OffloadRates rates = o.offloads() ? offload_rates(sys, o) : OffloadRates{};
     for (int k = 0; k < 2; ++k) {
       kd[k].total = totals[k];
       if (totals[k] <= 0) continue;
       auto g = [&] { return k == 0 ? groups() : egroups(); };
       kd[k].n = std::ceil(totals[k] / bucket);
       const double last = totals[k] - (kd[k].n - 1) * bucket;
-      kd[k].dt_last = o.dp_comm_scale * collective(3 + k, op, last, shape, g);
-      kd[k].dt =
-          kd[k].n > 1 ? o.dp_comm_scale * collective(3 + k, op, bucket, shape, g) : kd[k].dt_last;
+      kd[k].reduced = reduce && (k == 0 || edp > 1);
+      if (kd[k].reduced) {
+        kd[k].dt_last = o.dp_comm_scale * collective(3 + k, op, last, shape, g);
+        kd[k].dt =
+            kd[k].n > 1 ? o.dp_comm_scale * collective(3 + k, op, bucket, shape, g) : kd[k].dt_last;
+      }
+      if (o.offloads()) {
+        kd[k].c_last = offload_copy_time(rates, last * share[k]);
+        kd[k].c = offload_copy_time(rates, std::min(bucket, totals[k]) * share[k]);
+      }
     }
-    // Merge the two kinds' release times (each uniform over B) and run the buckets in turn.
-    double end = 0;
+    // Merge the two kinds' release times (each uniform over B) and run the buckets in turn; each
+    // bucket's copy to the host follows its reduction, one copy at a time.
+    double end = 0, cend = 0;
     long long i0 = 0, i1 = 0;
     const long long n0 = static_cast<long long>(kd[0].n), n1 = static_cast<long long>(kd[1].n);
+    if (n1 == 0 && n0 >= 1) {
+      // One kind (a dense model, or experts reduced with the rest): the closed form of the loop
+      // below. With N buckets released at k r (r = B / N), reductions a_k (dt, the last dt_l)
+      // and copies b_k (c, the last c_l), the last reduction ends at max over j of
+      // (j r + sum a_j..a_N), the last copy at max over j <= k of (j r + sum a_j..a_k +
+      // sum b_k..b_N): linear in j and k on each piece, so the largest is at a corner.
+      const Kind& q = kd[0];
+      const double N = q.n, r = B / N, dt = q.dt, dl = q.dt_last, c = q.c, cl = q.c_last;
+      if (q.reduced) end = N >= 2 ? std::max(r + (N - 1) * dt + dl, N * r + dl) : r + dl;
+      if (o.offloads()) {
+        if (N < 2)
+          cend = (q.reduced ? r + dl : r) + cl;
+        else if (q.reduced)
+          cend = std::max({r + dt + (N - 1) * c + cl, r + (N - 1) * dt + c + cl,
+                           (N - 1) * r + dt + c + cl, r + (N - 1) * dt + dl + cl, N * r + dl + cl});
+        else
+          cend = std::max({r + (N - 1) * c + cl, (N - 1) * r + c + cl, N * r + cl});
+      }
+      i0 = n0;
+    }
     while (i0 < n0 || i1 < n1) {
       const double r0 = i0 < n0 ? (i0 + 1.0) / kd[0].n * B : 1e300;
       const double r1 = i1 < n1 ? (i1 + 1.0) / kd[1].n * B : 1e300;
-      if (r0 <= r1) {
-        end = std::max(end, r0) + (i0 + 1 == n0 ? kd[0].dt_last : kd[0].dt);
-        ++i0;
-      } else {
-        end = std::max(end, r1) + (i1 + 1 == n1 ? kd[1].dt_last : kd[1].dt);
-        ++i1;
+      const int k = r0 <= r1 ? 0 : 1;
+      const bool last = k == 0 ? i0 + 1 == n0 : i1 + 1 == n1;
+      double ready = k == 0 ? r0 : r1;
+      if (kd[k].reduced) {
+        end = std::max(end, ready) + (last ? kd[k].dt_last : kd[k].dt);
+        ready = end;
       }
+      if (o.offloads()) cend = std::max(cend, ready) + (last ? kd[k].c_last : kd[k].c);
+      ++(k == 0 ? i0 : i1);
     }
-    e.dp_exposed_s = std::max(0.0, end - B);
-    if (o.zero_stage() >= 1) {
+    if (reduce) e.dp_exposed_s = std::max(0.0, end - B);
+    if (o.offloads()) e.offload_exposed_s = std::max(0.0, cend - std::max(B, end));
+    if (reduce && o.zero_stage() >= 1) {
       e.param_gather_s =
           o.dp_comm_scale * collective(5, models::CollOp::kAllGather, 2.0 * dense, shape, groups);
       if (edp > 1)
@@ -335,21 +391,27 @@ struct PlanEvaluator::Impl {
     return p;
   }
 
-  double memory(const ParallelOptions& o, double* params0, DeviceParams* split0 = nullptr) const {
+  // The fullest GPU's bytes; `host`: the offloaded state on one node's host (0 without offload).
+  double memory(const ParallelOptions& o, double* params0, DeviceParams* split0 = nullptr,
+                double* host = nullptr) const {
     const int v = o.schedule == PipeSchedule::kInterleaved ? std::max(1, o.virtual_stages) : 1;
-    if (placed_probe(o) || m.is_moe()) {
+    if (placed_probe(o) || m.is_moe() || o.offloads()) {
       // With the experts and the largest layer, as the simulator's memory counts them.
       const DeviceParams p0 = device_params_split(o, v, 0);
       if (params0) *params0 = p0.params;
       if (split0) *split0 = p0;
-      double worst = stage_memory(m, o, 0, p0.params, p0.expert, p0.max_layer).total();
+      const StageMemory m0 = stage_memory(m, o, 0, p0.params, p0.expert, p0.max_layer);
+      double worst = m0.total(), host_worst = m0.host;
       if (o.pp > 1) {
         const DeviceParams pl = device_params_split(o, v, o.pp - 1);
-        worst = std::max(worst,
-                         stage_memory(m, o, o.pp - 1, pl.params, pl.expert, pl.max_layer).total());
+        const StageMemory ml = stage_memory(m, o, o.pp - 1, pl.params, pl.expert, pl.max_layer);
+        worst = std::max(worst, ml.total());
+        host_worst = std::max(host_worst, ml.host);
       }
+      if (host) *host = offload_host_bytes_per_node(sys, o, host_worst);
       return worst;
     }
+    if (host) *host = 0;
     const double p0 = device_params(o, v, 0);
     if (params0) *params0 = p0;
     double worst = stage_memory(m, o, 0, p0).total();
@@ -380,8 +442,12 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   e.hbm_bytes = I.hbm;
   double params0 = 0;
   Impl::DeviceParams split0;
-  e.memory_bytes = I.memory(o, &params0, &split0);
+  e.memory_bytes = I.memory(o, &params0, &split0, &e.host_bytes);
+  e.host_usable_bytes = I.host_usable;
   e.fits = e.memory_bytes <= I.hbm;
+  // Offload: the node's host must hold its GPUs' offloaded state (and the system must say what
+  // its host is).
+  if (o.offloads() && (!I.sys.node.host.present() || e.host_bytes > I.host_usable)) e.fits = false;
   if (!e.fits && !always) return e;
 
   const LayerTimes& L = I.layer(o);
@@ -391,11 +457,28 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   const double n = double(I.m.layers) / nvs;  // layers per chunk
   const double m = double(o.micro_batches());
   const double chunk = n * (L.lf + L.lb);
+  // A MoE model with leading dense layers (DeepSeek-V3's first 3): virtual stage vs holds
+  // dense_in(vs) of them, timed by the dense-layer probe, the rest by the MoE one.
+  const int nl = I.m.layers / nvs;
+  const bool mixed = I.m.is_moe() && I.m.dense_layers > 0;
+  const LayerTimes& Ld = mixed ? I.layer(o, true) : L;
+  auto dense_in = [&](int vs) { return mixed ? std::clamp(I.m.dense_layers - vs * nl, 0, nl) : 0; };
+  auto chunk_fb = [&](int vs) {
+    const int k = dense_in(vs);
+    return (nl - k) * (L.lf + L.lb) + k * (Ld.lf + Ld.lb);
+  };
+  // The embedding's extra (with ZeRO-3, the first layer's exposed gather) is the dense probe's
+  // when virtual stage 0 starts with a dense layer (forward) or holds only dense ones (backward).
+  const double ef = dense_in(0) > 0 ? Ld.ef : L.ef, eb = dense_in(0) == nl ? Ld.eb : L.eb;
   // Device d's F + B per micro-batch: its chunks, the embedding on virtual stage 0, the head on
   // the last one.
   auto device_fb = [&](int d) {
     double t = v * chunk;
-    if (d == 0) t += L.ef + L.eb;
+    if (mixed) {
+      t = 0;
+      for (int c = 0; c < v; ++c) t += chunk_fb(c * p + d);
+    }
+    if (d == 0) t += ef + eb;
     if (d == (nvs - 1) % p) t += L.hf + L.hb;
     // Chunks on neither end: their exposed ZeRO-3/FSDP first-layer gathers (0 otherwise).
     const int ends = (d == 0) + (nvs > 1 && d == (nvs - 1) % p);
@@ -404,6 +487,12 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   };
   double dmax = device_fb(0);
   if (p > 1) dmax = std::max({dmax, device_fb(p - 1), p > 2 ? device_fb(1) : 0.0});
+  double chunks = nvs * chunk;  // every virtual stage's F + B
+  if (mixed) {
+    chunks = 0;
+    for (int vs = 0; vs < nvs; ++vs) chunks += chunk_fb(vs);
+    for (int d = 2; d < p - 1; ++d) dmax = std::max(dmax, device_fb(d));
+  }
   double p2p = 0;
   if (nvs > 1 && o.cp > 1) {
     // Every TP and CP rank of a stage sends its s/cp tokens' share at once (as run_parallel).
@@ -433,15 +522,17 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   double pipe = 0;
   const double mid = L.gf + L.gb;  // 0 but with ZeRO-3/FSDP on 3 or more virtual stages
   if (v == 1)
-    pipe = nvs * chunk + L.ef + L.eb + L.hf + L.hb + std::max(0, nvs - 2) * mid + (m - 1) * dmax +
-           fill;
+    pipe = chunks + ef + eb + L.hf + L.hb + std::max(0, nvs - 2) * mid + (m - 1) * dmax + fill;
   else
-    pipe = m * dmax + (p - 1) * (chunk + mid) + fill;
+    pipe = m * dmax + (p - 1) * (chunks / nvs + mid) + fill;
   e.pipeline_s = pipe;
   e.bubble_s = pipe - m * device_fb(0);
   e.p2p_exposed_s = fill;
   e.tp_comm_s = (m + p - 1) * n * v * (L.tp_f + L.tp_b);
-  e.ep_comm_s = m * n * v * L.ep;
+  double moe0 = n * v;  // device 0's MoE layers (every layer but a MoE model's leading dense ones)
+  if (mixed)
+    for (int c = 0; c < v; ++c) moe0 -= dense_in(c * p);
+  e.ep_comm_s = m * moe0 * L.ep;
   e.cp_comm_s = m * n * v * L.cp;
   e.fsdp_comm_s = m * n * v * L.fsdp;
 
@@ -450,8 +541,9 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   // released every r = B/n, the last ends at max(B, r + (n-1) dt, (n-1) r + dt) + dt_n after the
   // backward starts.
   double tail = 0, gather = 0;
-  if (placed_probe(o) || I.m.is_moe()) {
-    I.dp_step(o, split0, n * L.lb + L.eb + (nvs == 1 ? L.hb : 0.0), e);
+  if (placed_probe(o) || I.m.is_moe() || o.offloads()) {
+    const double b0 = (n - dense_in(0)) * L.lb + dense_in(0) * Ld.lb;  // virtual stage 0's layers
+    I.dp_step(o, split0, b0 + eb + (nvs == 1 ? L.hb : 0.0), e);
     tail = e.dp_exposed_s;
     gather = e.param_gather_s;
   } else if (o.dp > 1) {
@@ -474,15 +566,23 @@ PlanEstimate PlanEvaluator::evaluate(const ParallelOptions& o, bool always) {
   }
   e.dp_exposed_s = tail;
   e.param_gather_s = gather;
-  if (placed_probe(o) || I.m.is_moe()) {
+  if (placed_probe(o) || I.m.is_moe() || o.offloads()) {
     const int ddp = o.dp * o.cp, edp = ddp / std::max(1, o.ep);
     const double dense = split0.params - split0.expert;
-    e.optimizer_s = I.optimizer(o.zero_stage() >= 1 ? dense / ddp + split0.expert / std::max(1, edp)
-                                                    : split0.params);
+    const double n_opt =
+        o.zero_stage() >= 1 ? dense / ddp + split0.expert / std::max(1, edp) : split0.params;
+    if (o.offloads()) {
+      // ZeRO-Offload: Adam on the host over the partition, then its 16-bit copy to the GPU.
+      const OffloadRates rates = offload_rates(I.sys, o);
+      e.optimizer_s = cpu_adam_time(rates, n_opt);
+      e.offload_h2d_s = o.offloads_params() ? 0.0 : offload_copy_time(rates, 2.0 * n_opt);
+    } else {
+      e.optimizer_s = I.optimizer(n_opt);
+    }
   } else {
     e.optimizer_s = I.optimizer(params0 / (o.zero >= 1 ? o.dp : 1));
   }
-  e.step_s = pipe + tail + e.optimizer_s + gather;
+  e.step_s = pipe + tail + e.offload_exposed_s + e.optimizer_s + e.offload_h2d_s + gather;
   if (I.flops_seq != o.seq) {
     I.flops_seq = o.seq;
     I.flops_per_token_seq = parallel_forward_flops_per_token(I.m, o.seq);
@@ -534,7 +634,22 @@ std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const
           : s.schedule;
   const std::vector<int> vss =
       s.virtual_stages.empty() ? std::vector<int>{2, 3, 4, 6, 8} : s.virtual_stages;
+  // Optimizer offload: searched by default where the system gives its host's memory and
+  // bandwidth; DeepSpeed offloads ZeRO's partition, so with dp x cp > 1 only with ZeRO >= 1.
+  std::vector<Offload> offs = s.offload;
+  if (offs.empty()) {
+    offs = {Offload::kNone};
+    if (sys.node.host.present()) offs.push_back(Offload::kOptimizer);
+  }
   std::vector<ParallelOptions> out;
+  auto emit = [&](ParallelOptions o) {
+    for (Offload f : offs) {
+      if (f != Offload::kNone && o.zero_stage() == 0 && o.dp * o.cp > 1) continue;
+      if (f == Offload::kOptimizerAndParams && o.zero_stage() != 3) continue;
+      o.offload = f;
+      out.push_back(o);
+    }
+  };
   for (int tp : tps) {
     if (tp < 1 || gpus % tp != 0 || m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0)
       continue;
@@ -583,14 +698,14 @@ std::vector<ParallelOptions> enumerate_layouts(const TransformerConfig& m, const
                       o.schedule = sc;
                       if (sc != PipeSchedule::kInterleaved) {
                         if (sc == PipeSchedule::kGpipe && pp == 1) continue;  // same as 1F1B
-                        out.push_back(o);
+                        emit(o);
                         continue;
                       }
                       if (pp < 2 || o.micro_batches() % pp != 0) continue;
                       for (int v : vss) {
                         if (v < 2 || m.layers % (pp * v) != 0) continue;
                         o.virtual_stages = v;
-                        out.push_back(o);
+                        emit(o);
                       }
                     }
                   }
@@ -640,7 +755,7 @@ bool better(const PlanEstimate& a, const PlanEstimate& b) {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // What would make a layout fit: one knob changed at a time, the variant with the least memory.
-std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double hbm) {
+std::string help_for(PlanEvaluator& ev, const ParallelOptions& o, double hbm, bool has_host) {
   struct Variant {
     std::string what;
     ParallelOptions o;
@@ -660,11 +775,17 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
   if (!o.fsdp && o.zero < 3 && o.dp * o.cp > 1)
     add("zero: 3", [](ParallelOptions& c) { c.zero = 3; });
   if (o.micro_batch > 1) add("micro_batch: 1", [](ParallelOptions& c) { c.micro_batch = 1; });
+  if (!o.offloads() && has_host && (o.zero_stage() >= 1 || o.dp * o.cp == 1))
+    add("offload: optimizer", [](ParallelOptions& c) { c.offload = Offload::kOptimizer; });
   std::string best;
   double best_mem = 1e300;
+  bool best_host_short = false;  // its GPUs would fit, but not the offloaded state on the host
   for (const auto& v : vs) {
     const double mem = ev.memory_bytes(v.o);
-    if (mem < best_mem) best_mem = mem, best = v.what;
+    if (mem < best_mem) {
+      best_mem = mem, best = v.what;
+      best_host_short = v.o.offloads() && mem <= hbm && !ev.evaluate(v.o).fits;
+    }
   }
   const double now = ev.memory_bytes(o);
   // Weights, gradients and optimizer state divide over tp x pp: about now/hbm times the GPUs.
@@ -672,6 +793,9 @@ std::string help_for(const PlanEvaluator& ev, const ParallelOptions& o, double h
       fmt::format("more GPUs per replica (it needs {:.2f}x the memory; tp x pp = {} now)",
                   now / hbm, o.tp * o.pp);
   if (best.empty() || best_mem >= now) return more;
+  if (best_host_short)
+    return fmt::format("{} gives {:.1f} GiB, but the node's host cannot hold the offloaded state",
+                       best, best_mem / kGiB);
   return fmt::format("{} gives {:.1f} GiB{}", best, best_mem / kGiB,
                      best_mem <= hbm ? " (fits)" : "; still over: " + more);
 }
@@ -751,8 +875,14 @@ PlanResult run_plan(const TransformerConfig& m, const PlanOptions& p, const hw::
       return layout_name(a.layout) < layout_name(b.layout);
     });
     for (std::size_t i = 0; i < over.size() && i < 5; ++i)
-      r.misses.push_back({over[i].layout, over[i].memory_bytes, over[i].hbm_bytes,
-                          help_for(ev, over[i].layout, over[i].hbm_bytes)});
+      r.misses.push_back(
+          {over[i].layout, over[i].memory_bytes, over[i].hbm_bytes,
+           over[i].memory_bytes <= over[i].hbm_bytes && over[i].layout.offloads()
+               ? fmt::format("its GPUs fit, but the host does not: the offloaded optimizer "
+                             "state takes {:.0f} GB per node, {:.0f} GB usable "
+                             "(node.host.memory less the headroom); offload: none, or more GPUs",
+                             over[i].host_bytes / 1e9, over[i].host_usable_bytes / 1e9)
+               : help_for(ev, over[i].layout, over[i].hbm_bytes, sys.node.host.present())});
     return r;
   }
   if (fit.empty()) return r;

@@ -2,8 +2,8 @@
 // on the fewest GPUs) on a system, and does it fit.
 //
 // Captures: an enumeration of Megatron-LM layouts (TP x CP x PP x DP x EP x micro-batch x
-// recompute x sequence parallelism x ZeRO 0-3 / FSDP x schedule and virtual stages) over one or
-// more GPU counts,
+// recompute x sequence parallelism x ZeRO 0-3 / FSDP x schedule and virtual stages x optimizer
+// offload) over one or more GPU counts,
 // pruned by memory first (workloads/parallel_memory.cpp's Korthikanti et al. 2022 model), ranked
 // by a fast evaluator, and the best k re-simulated by the full parallel simulator
 // (workloads/parallel*.cpp) and re-ranked by it; both figures are reported, with the fast
@@ -37,8 +37,12 @@
 // the fill and drain (interleaved sends more of them); uneven stages' stalls beyond the
 // slowest-device term; ZeRO-3/FSDP's exposed first-layer gather on middle stages (counted on the
 // first and last); a MoE model's leading dense layers in the probe (its layers are taken as the
-// model's layer 0 and 1). Offload (optimizer state on the host) is not searched: the simulator
-// does not model it.
+// model's layer 0 and 1).
+// - Optimizer offload (ZeRO-Offload, workloads/parallel.hpp): the simulator's bucket loop with each
+//   bucket's copy to the host after its reduction, the part past the backward and the reduction
+//   exposed, then CPU Adam and the parameters' copy back (the same functions as run_parallel);
+//   memory: the GPU loses the partition's 12 B, the node's host must hold 16 B per parameter of
+//   its GPUs' partitions within `host memory x (1 - memory_headroom)`, else the layout is pruned.
 // Serving plans: see workloads/plan_serve (not built; serving replicas are one GPU each).
 // Validated: plan's rankings on Korthikanti et al. 2022 Table 5's set-ups
 // (tests/workloads/test_plan.cpp); the fast evaluator's error against the full simulation is
@@ -70,6 +74,8 @@ struct PlanSpace {
   std::vector<int> sequence_parallel;  ///< 0 and/or 1
   std::vector<Recompute> recompute;
   std::vector<PipeSchedule> schedule;
+  /// Optimizer offload (empty: none and optimizer where the system gives its host, else none)
+  std::vector<Offload> offload;
 };
 
 struct PlanOptions {
@@ -98,6 +104,10 @@ struct PlanEstimate {
   double ep_comm_s = 0, cp_comm_s = 0, fsdp_comm_s = 0;
   double memory_bytes = 0;  ///< the fullest GPU's (stage 0 or the last stage)
   double hbm_bytes = 0;     ///< usable HBM per GPU (after the headroom)
+  /// Offload: the offloaded state on one node's host, the host memory it may take, the copies'
+  /// exposed part (device-to-host past the backward and DP, host-to-device after CPU Adam; CPU
+  /// Adam itself is optimizer_s).
+  double host_bytes = 0, host_usable_bytes = 0, offload_exposed_s = 0, offload_h2d_s = 0;
   bool fits = false;
   /// Filled for the re-simulated top k.
   bool simulated = false;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -36,6 +37,10 @@ const std::vector<PlanKey>& plan_keys() {
        "0 | 1 | 2 | 3: Megatron's distributed optimizer (1), gradients sharded too (2), "
        "parameters too, gathered per layer (3); dp x cp > 1"},
       {"search.fsdp", "false", "false, true: PyTorch FSDP full shard (as zero 3; dp x cp > 1)"},
+      {"search.offload", "none, optimizer (none without the system's node.host)",
+       "none | optimizer: ZeRO-Offload (optimizer state and Adam on the host; zero >= 1 when "
+       "dp x cp > 1; pruned when the node's host memory cannot hold it) | optimizer_and_params "
+       "(ZeRO-3 layouts only: the parameters too, fetched per layer; only when listed)"},
       {"search.cp", "1 (seq < 8192), else 1, 2, 4, 8",
        "context-parallel sizes (ring attention); seq divisible by 2 x cp"},
       {"search.ep", "every divisor of dp and the experts (MoE models)",
@@ -116,6 +121,10 @@ void read_search(hw::MapReader& s, PlanSpace& sp) {
     sp.schedule.push_back(sc == "gpipe"         ? PipeSchedule::kGpipe
                           : sc == "interleaved" ? PipeSchedule::kInterleaved
                                                 : PipeSchedule::kOneFOneB);
+  for (const auto& f : choice_list(s, "offload", {"none", "optimizer", "optimizer_and_params"}))
+    sp.offload.push_back(f == "optimizer"              ? Offload::kOptimizer
+                         : f == "optimizer_and_params" ? Offload::kOptimizerAndParams
+                                                       : Offload::kNone);
   s.finish();
 }
 
@@ -207,6 +216,16 @@ PlanStudy load_plan_study(const std::string& path) {
       if (p->has("search")) {
         search_node = p->node().find("search");
         if (auto sr = p->map("search")) read_search(*sr, o.space);
+      }
+      if (sys && !sys->node.host.present() &&
+          std::any_of(o.space.offload.begin(), o.space.offload.end(),
+                      [](Offload f) { return f != Offload::kNone; })) {
+        const hw::ConfigNode* sn = p->node().find("search");
+        const hw::ConfigNode* at = sn ? sn->find("offload") : nullptr;
+        sink.add(at ? *at : p->node(), p->key_path("search.offload"),
+                 fmt::format("offload: optimizer needs the host's memory and bandwidth, but {} "
+                             "has no system.node.host.memory / node.host.memory_bandwidth",
+                             sys->name));
       }
       if (sys) {
         const hw::ConfigNode* at = p->node().find("gpus");

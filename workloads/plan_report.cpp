@@ -23,6 +23,7 @@ std::string_view recompute_text(Recompute r) {
 // PP and DP communication, optimizer; and the bubble (stage 0's idle time in the pipeline).
 struct Shares {
   double compute = 0, tp = 0, pp = 0, dp = 0, idle = 0, optimizer = 0;
+  double offload = 0;  // PCIe copies to and from the host on the critical path
 };
 Shares shares(const PlanEstimate& e) {
   Shares s;
@@ -32,7 +33,8 @@ Shares shares(const PlanEstimate& e) {
     s.dp = e.dp_exposed_s + e.param_gather_s;
     s.idle = std::max(0.0, e.bubble_s - e.p2p_exposed_s);
     s.optimizer = e.optimizer_s;
-    s.compute = std::max(0.0, e.step_s - s.tp - s.pp - s.dp - s.idle - s.optimizer);
+    s.offload = e.offload_exposed_s + e.offload_h2d_s;
+    s.compute = std::max(0.0, e.step_s - s.tp - s.pp - s.dp - s.idle - s.optimizer - s.offload);
     return s;
   }
   for (const auto& [k, v] : e.sim_critical_s) {
@@ -46,6 +48,8 @@ Shares shares(const PlanEstimate& e) {
       continue;  // the bubble is stage 0's idle time below
     else if (k == "optimizer")
       s.optimizer += v;
+    else if (k == "offload")
+      s.offload += v;
     else
       s.compute += v;
   }
@@ -57,8 +61,8 @@ Shares shares(const PlanEstimate& e) {
 
 std::string bound_of(const Shares& s) {
   const std::pair<double, const char*> parts[] = {
-      {s.compute, "compute"}, {s.tp, "tp_comm"},  {s.pp, "pp_comm"},
-      {s.dp, "dp_comm"},      {s.idle, "bubble"}, {s.optimizer, "optimizer"}};
+      {s.compute, "compute"}, {s.tp, "tp_comm"},          {s.pp, "pp_comm"},     {s.dp, "dp_comm"},
+      {s.idle, "bubble"},     {s.optimizer, "optimizer"}, {s.offload, "offload"}};
   const auto* best = &parts[0];
   for (const auto& p : parts)
     if (p.first > best->first) best = &p;
@@ -103,6 +107,12 @@ std::string why(const PlanEstimate& e) {
   add(e.ep_comm_s, "EP all-to-all");
   add(e.fsdp_comm_s, "ZeRO-3 gather/reduce-scatter");
   if (!extra.empty()) out += "; streams busy (of the step, overlapped or not): " + extra;
+  if (e.layout.offloads())
+    out += fmt::format(
+        "; optimizer{} offloaded to the host: CPU Adam {:.1f}%, PCIe copies "
+        "{:.1f}% exposed, {:.0f} GB of {:.0f} GB host memory per node",
+        e.layout.offloads_params() ? " and parameters (fetched per layer)" : "", pct(s.optimizer),
+        pct(s.offload), e.host_bytes / 1e9, e.host_usable_bytes / 1e9);
   return out;
 }
 
@@ -117,6 +127,7 @@ nlohmann::json layout_json(const ParallelOptions& o) {
           {"cp", o.cp},
           {"ep", o.ep},
           {"fsdp", o.fsdp},
+          {"offload", offload_name(o.offload)},
           {"schedule", schedule_text(o)},
           {"virtual_stages", o.virtual_stages}};
 }
@@ -135,16 +146,18 @@ std::string plan_report_text(const PlanResult& r) {
       100 * p.memory_headroom, r.top.size());
   if (r.top.empty()) return out;
   const bool priced = p.usd_per_gpu_hour > 0;
-  out += fmt::format("\n{:>3}  {:<34} {:>5} {:>10} {:>10} {:>7} {:>10} {:>6} {:>9}{}  {}\n", "#",
-                     "layout", "GPUs", "step (s)", "fast (s)", "fast err", "tokens/s", "MFU",
+  std::size_t w = 34;  // the layout column: wider for long names (offload layouts)
+  for (const auto& e : r.top) w = std::max(w, layout_name(e.layout).size());
+  out += fmt::format("\n{:>3}  {:<{}} {:>5} {:>10} {:>10} {:>7} {:>10} {:>6} {:>9}{}  {}\n", "#",
+                     "layout", w, "GPUs", "step (s)", "fast (s)", "fast err", "tokens/s", "MFU",
                      "GiB/GPU", priced ? "   $/M tokens" : "", "bound");
   int i = 0;
   for (const auto& e : r.top) {
     const double tokens = double(p.global_batch) * p.seq;
     out += fmt::format(
-        "{:>3}  {:<34} {:>5} {:>10.3f} {:>10.3f} {:>+6.1f}% {:>10.0f} {:>5.1f}% "
+        "{:>3}  {:<{}} {:>5} {:>10.3f} {:>10.3f} {:>+6.1f}% {:>10.0f} {:>5.1f}% "
         "{:>9.1f}{}  {}\n",
-        ++i, layout_name(e.layout), e.gpus, e.sim_step_s, e.step_s,
+        ++i, layout_name(e.layout), w, e.gpus, e.sim_step_s, e.step_s,
         100 * (e.step_s / e.sim_step_s - 1), tokens / e.sim_step_s, 100 * e.mfu,
         e.memory_bytes / kGiB,
         priced ? fmt::format(" {:>12.3f}",
@@ -201,7 +214,9 @@ nlohmann::json plan_report_json(const PlanResult& r) {
                      {"tp_comm", s.tp},
                      {"pp_comm", s.pp},
                      {"dp_comm", s.dp},
-                     {"optimizer", s.optimizer}}}});
+                     {"optimizer", s.optimizer},
+                     {"offload", s.offload}}},
+                   {"host_bytes_per_node", e.host_bytes}});
   }
   j["top"] = top;
   nlohmann::json front = nlohmann::json::array();
@@ -218,17 +233,19 @@ std::string plan_report_csv(const PlanResult& r) {
   const PlanOptions& p = r.options;
   std::string out =
       "rank,tp,pp,dp,micro_batch,sequence_parallel,recompute,zero,schedule,virtual_stages,gpus,"
-      "step_s,fast_step_s,fast_error,tokens_per_s,mfu,memory_gib_per_gpu,bound,cp,ep,fsdp\n";
+      "step_s,fast_step_s,fast_error,tokens_per_s,mfu,memory_gib_per_gpu,bound,cp,ep,fsdp,"
+      "offload\n";
   int i = 0;
   for (const auto& e : r.top) {
     const ParallelOptions& o = e.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.4f},{:.3f},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.4f},{:.3f},{},{},{},{},{}"
+        "\n",
         ++i, o.tp, o.pp, o.dp, o.micro_batch, o.sequence_parallel ? 1 : 0,
         recompute_text(o.recompute), o.zero, schedule_text(o), o.virtual_stages, e.gpus,
         e.sim_step_s, e.step_s, e.step_s / e.sim_step_s - 1,
         double(p.global_batch) * p.seq / e.sim_step_s, e.mfu, e.memory_bytes / kGiB,
-        bound_of(shares(e)), o.cp, o.ep, o.fsdp ? 1 : 0);
+        bound_of(shares(e)), o.cp, o.ep, o.fsdp ? 1 : 0, offload_name(o.offload));
   }
   return out;
 }
