@@ -74,6 +74,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -129,6 +130,14 @@ struct ParallelOptions {
   bool fsdp = false;  ///< PyTorch FSDP full shard: as zero 3
   int zero_stage() const { return fsdp ? 3 : zero; }
   bool shards_params() const { return zero_stage() >= 3; }
+  /// The vocabulary as Megatron-LM lays it out: padded with dummy tokens to a multiple of
+  /// make_vocab_size_divisible_by (default 128) x TP (megatron/training/tokenizer,
+  /// `_vocab_size_with_padding`), so that each rank's slice of the output layer is a whole
+  /// multiple of 128 columns (GPT-3's 50257 becomes 51200 at TP 8 and 50304 at TP 1).
+  long long padded_vocab(long long vocab) const {
+    const long long multiple = 128LL * std::max(1, tp);
+    return (vocab + multiple - 1) / multiple * multiple;
+  }
   /// Optimizer offload (ZeRO-Offload): optimizer state and step on the host.
   Offload offload = Offload::kNone;
   bool offloads() const { return offload != Offload::kNone; }

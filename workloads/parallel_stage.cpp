@@ -198,7 +198,7 @@ class StageBuilder {
     // GEMMs run on those tokens, and attention on blocks of s / cp queries by s / cp keys.
     d_.b = o.micro_batch, d_.s = o.seq / std::max(1, o.cp), d_.T = d_.b * d_.s, d_.h = m.d_model,
     d_.ffn = m.ffn;
-    d_.V = m.vocab, d_.a = m.heads, d_.t = o.tp, d_.hd = m.head_dim,
+    d_.V = o.padded_vocab(m.vocab), d_.a = m.heads, d_.t = o.tp, d_.hd = m.head_dim,
     d_.sp = o.sequence_parallel && o.tp > 1;
     d_.q = static_cast<long long>(m.heads) * m.head_dim;
     d_.kv = static_cast<long long>(m.kv_heads) * m.head_dim;
@@ -807,7 +807,7 @@ StageGraphs build_stage(const TransformerConfig& m, const ParallelOptions& o, in
         std::max(sg.max_layer_params, double(m.moe_layer_dense_parameter_count()) / o.tp + experts);
   }
   sg.params += sg.expert_params;
-  const double emb = double(m.vocab) * m.d_model / o.tp;
+  const double emb = double(o.padded_vocab(m.vocab)) * m.d_model / o.tp;
   if (first) sg.params += emb + double(m.max_positions) * m.d_model;
   if (last && !(first && m.tied_embeddings)) sg.params += emb;
   return sg;

@@ -216,7 +216,7 @@ struct PlanEvaluator::Impl {
     const double moe_dense = m.is_moe() ? double(m.moe_layer_dense_parameter_count()) / o.tp : 0;
     const double experts =
         m.is_moe() ? double(m.experts / o.ep) * m.expert_parameter_count() / o.tp : 0;
-    const double emb = double(m.vocab) * m.d_model / o.tp;
+    const double emb = double(o.padded_vocab(m.vocab)) * m.d_model / o.tp;
     for (int c = 0; c < v; ++c) {
       const int vs = c * o.pp + d;
       for (int l = vs * per; l < vs * per + per; ++l) {
@@ -380,7 +380,7 @@ struct PlanEvaluator::Impl {
   double device_params(const ParallelOptions& o, int v, int d) const {
     const int nvs = o.pp * v;
     const double per = double(m.layers) / nvs;
-    const double emb = double(m.vocab) * m.d_model / o.tp;
+    const double emb = double(o.padded_vocab(m.vocab)) * m.d_model / o.tp;
     double p = 0;
     for (int c = 0; c < v; ++c) {
       const int vs = c * o.pp + d;
