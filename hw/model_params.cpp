@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 64> kParams = {{
+constexpr std::array<ModelParamDecl, 62> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -180,7 +180,16 @@ constexpr std::array<ModelParamDecl, 64> kParams = {{
     // (own-set1 fp16 2500x3500x4500, own-set2 fp16 3000x2000x4100 and bf16 2048x4100x4100:
     // 171-252 TFLOPS against 700-760 for aligned shapes of their size).
     {"gemm_unaligned_tensor_fraction", Dimension::kFraction, 0.326, 0.01, 1.0,
-     "tensor efficiency of GEMMs with 8-byte-aligned rows over the 16-byte-aligned kernels'"},
+     "tensor efficiency of GEMMs with 4- or 8-byte-aligned rows over the 16-byte-aligned ones'"},
+    // Rows only 2-byte aligned (an odd k or n of 16-bit elements) cannot use cp.async (4, 8 or 16
+    // bytes per copy): cuBLASLt runs algo 24 there, without the multistage cp.async pipeline
+    // (stages UNDEFINED), where 4- and 8-byte rows run algo 23 (3 stages). Own-set3's two such
+    // records (fp16 1024x1024x1025 67 TFLOPS, bf16 1024x6000x3001 106 TFLOPS, against 180-250 for
+    // the 4- and 8-byte rows) ran 2.1-2.3x slower than the algo-23 rate predicts: least squares
+    // in log on the two gives 0.42 (they are then -12% and +12%); a declared value from fit data,
+    // like the fraction above, not refitted by calibrate's records (none has such rows).
+    {"gemm_unaligned_2byte_ratio", Dimension::kFraction, 0.42, 0.01, 1.0,
+     "tensor rate of GEMMs with 2-byte-aligned rows over the 4- and 8-byte-aligned rows'"},
     {"gemm_tile_overhead", Dimension::kTime, 1.0e-6, 0.0, 50e-6, "fixed time per GEMM output tile"},
     // Bytes per clock one SM's L1 exchanges with L2: 64 B/clk on Ampere/Hopper (Jia et al.,
     // "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, L2 section, and
@@ -210,19 +219,6 @@ constexpr std::array<ModelParamDecl, 64> kParams = {{
      "fraction of PCIe rate for the part of a pageable h2d copy read from host DRAM"},
     {"host_cache_bytes", Dimension::kBytes, 35e6, 0.0, 4e9,
      "bytes of a pageable h2d copy's source the host's caches keep between copies"},
-    // The host's staging copy rates for pageable copies, as a probe on the host that runs them
-    // measures them (validate/prereg/own-set3/host_probe.cu: memcpy between a pageable buffer and
-    // a pinned one, 64 MiB, and 8 MiB repeated for the cached source). 0 (the default): not
-    // measured, and pageable copies use the fitted pcie_efficiency_pageable* instead. Given, a
-    // pageable copy costs its bytes over the pinned rate plus its bytes over the staging rate
-    // (models/op_library.cpp): lent hosts differ (own-set2's ran d2h at 9.9-11.0 GB/s where every
-    // earlier one ran 13.2-15.0, GPU-side controls within 1.2%).
-    {"host_staging_rate_d2h", Dimension::kBandwidth, 0.0, 0.0, 1e12,
-     "host memcpy rate pinned -> pageable (probe); 0: use pcie_efficiency_pageable_d2h"},
-    {"host_staging_rate_h2d", Dimension::kBandwidth, 0.0, 0.0, 1e12,
-     "host memcpy rate pageable (host DRAM) -> pinned (probe); 0: use pcie_efficiency_pageable*"},
-    {"host_staging_rate_h2d_cached", Dimension::kBandwidth, 0.0, 0.0, 1e12,
-     "host memcpy rate pageable (host-cached) -> pinned (probe); 0: host_staging_rate_h2d"},
     {"copy_latency", Dimension::kTime, 8e-6, 0.0, 200e-6,
      "fixed cost of one cudaMemcpyAsync, host or device"},
     // Power and clocks (models/clock_model.hpp). A GPU config that gives its board power cap turns

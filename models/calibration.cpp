@@ -141,11 +141,9 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
   // The HBM access size is a hardware constant with a discrete effect (a stride crosses it or not):
   // least squares would move it to wherever the boundary suits the sample, so it is not fitted.
   for (const auto& d : hw::model_param_table())
-    // Power figures are direct measurements (models/clock_model.hpp), not fitted; so are the
-    // host's staging rates (a probe on the host that runs the copies, hw/model_params.cpp).
+    // Power figures are direct measurements (models/clock_model.hpp), not fitted.
     if (!lat.count(std::string(d.name)) && d.name != "hbm_access_bytes" &&
         !d.name.starts_with("power_") && !d.name.starts_with("energy_") &&
-        !d.name.starts_with("host_staging_") &&
         std::find(fixed.begin(), fixed.end(), std::string(d.name)) == fixed.end())
       decls.push_back(&d);
 

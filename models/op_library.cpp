@@ -421,11 +421,16 @@ double row_alignment(double elems, double bytes) {
 // 2048x4100x4100, where the aligned shapes run algo 66 nvjet kernels). Those issue mma.sync from
 // every warp, without warpgroup MMA or a producer warp, and copy their tiles with cp.async at the
 // rows' alignment: a fraction gemm_unaligned_tensor_fraction of the sm_90 kernels' tensor
-// efficiency at 8-byte rows, and in proportion to the load width below 8 bytes (twice the copy
-// instructions per byte at 4-byte rows; a guess, no record has them). Non-persistent grids.
-double unaligned_tensor_scale(const KernelParams& kp, double align_bytes) {
+// efficiency at 8- and 4-byte rows alike. Own-set3 measured 4-byte rows (fp16, bf16, tf32) at
+// about the 8-byte rows' rate (-23% to +14% of it), refuting the earlier guess that the rate falls
+// in proportion to the load width below 8 bytes (+40% to +123% over): cp.async copies 4 or 8 bytes
+// at the same pipeline depth (algo 23, 3 stages, in all of them). 2-byte rows cannot use cp.async
+// (its smallest copy is 4 bytes): cuBLASLt runs algo 24 without the multistage pipeline, at
+// gemm_unaligned_2byte_ratio of that rate (hw/model_params.cpp). Non-persistent grids.
+double unaligned_tensor_scale(const hw::GpuSpec& gpu, const KernelParams& kp, double align_bytes) {
   if (align_bytes >= 16) return 1.0;
-  return kp.gemm_unaligned_tensor_fraction * std::min(1.0, align_bytes / 8.0);
+  const double f = kp.gemm_unaligned_tensor_fraction;
+  return align_bytes >= 4 ? f : f * gpu.param("gemm_unaligned_2byte_ratio");
 }
 
 GemmShape gemm_shape(const OpSpec& op) {
@@ -628,7 +633,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     const double align = std::min(row_alignment(g.k, g.in_bytes), row_alignment(g.n, g.out_bytes));
     if (g.persistent && align < 16) {
       g.persistent = false;
-      g.tensor_scale = unaligned_tensor_scale(kp, align);
+      g.tensor_scale = unaligned_tensor_scale(gpu, kp, align);
       if (with_detail) {
         OpPlan p = plan_gemm(gpu, kp, g, with_detail);
         p.detail["row_alignment_bytes"] = align;
@@ -824,29 +829,13 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
       p.copy_pcie = true;
       const double link = gpu.interconnect.pcie_bandwidth;
       const double pinned = link * kp.pcie_efficiency_pinned;
-      const bool probed =
-          op.s("memory") == "pageable" &&
-          gpu.param(dir == "d2h" ? "host_staging_rate_d2h" : "host_staging_rate_h2d") > 0;
+      // Pageable copies run at the fitted pageable efficiencies. A staging copy priced from a
+      // probe of the host's one-thread memcpy, in series with the pinned DMA, was refuted by
+      // own-set3 (validate/data/h200/own-set3: the probe's memcpy ran at about 6 GB/s while the
+      // driver's pageable d2h copies reached 15.5 GB/s; the fitted rates were within 2% on both
+      // directions' medians): the driver's staging is not one thread's memcpy.
       if (op.s("memory") == "pinned") {
         p.copy_bandwidth = pinned;
-      } else if (probed) {
-        // A pageable copy with the host's staging copy rates measured (a probe on the host that
-        // runs it, e.g. validate/prereg/own-set3/host_probe.cu): the driver copies each chunk
-        // between the pageable buffer and its pinned bounce buffer, then the engine moves it over
-        // PCIe, one after the other: 1/rate = 1/pinned + 1/staging. Host-to-device reads the
-        // source from the host's caches for the part they keep (host_cache_bytes).
-        const double bytes = op.f("bytes");
-        double stage = 0;
-        if (dir == "d2h") {
-          stage = bytes / gpu.param("host_staging_rate_d2h");
-        } else {
-          const double cached = std::min(bytes, gpu.param("host_cache_bytes"));
-          const double fast = gpu.param("host_staging_rate_h2d_cached");
-          const double slow = gpu.param("host_staging_rate_h2d");
-          stage = cached / (fast > 0 ? fast : slow) + (bytes - cached) / slow;
-        }
-        const double t = bytes / pinned + stage;
-        p.copy_bandwidth = t > 0 ? bytes / t : pinned;
       } else if (dir == "d2h") {
         p.copy_bandwidth = link * kp.pcie_efficiency_pageable_d2h;
       } else {
