@@ -12,6 +12,7 @@
 
 #include "hw/model_params.hpp"
 #include "hw/units.hpp"
+#include "models/least_squares.hpp"
 #include "models/op_cost.hpp"
 
 namespace ridge::models {
@@ -267,25 +268,11 @@ CalibrationResult calibrate(const hw::GpuSpec& gpu_in, const std::vector<Record>
   std::vector<double> sd(params.size(), std::numeric_limits<double>::infinity());
   if (n > 0) {
     const Eigen::VectorXd w = weights(r);
-    const Eigen::MatrixXd A = J.transpose() * w.asDiagonal() * J;
     const double dof = std::max<double>(static_cast<double>(r.size() - n), 1.0);
     const double sigma2 = (w.array() * r.array().square()).sum() / dof;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(A);
-    const Eigen::VectorXd lam = es.eigenvalues();
-    const Eigen::MatrixXd V = es.eigenvectors();
-    const double lmax = std::max(lam.maxCoeff(), 1e-300);
-    Eigen::VectorXd var = Eigen::VectorXd::Zero(n);
-    std::vector<bool> undetermined(params.size(), false);
-    for (Eigen::Index k = 0; k < n; ++k) {
-      if (lam[k] <= 1e-10 * lmax) {
-        for (Eigen::Index j = 0; j < n; ++j)
-          if (std::fabs(V(j, k)) > 0.1) undetermined[static_cast<size_t>(j)] = true;
-        continue;
-      }
-      for (Eigen::Index j = 0; j < n; ++j) var[j] += V(j, k) * V(j, k) / lam[k];
-    }
+    const GaussNewtonVariance gn = gauss_newton_variance(J, w);
     for (size_t j = 0; j < params.size(); ++j)
-      if (!undetermined[j]) sd[j] = std::sqrt(sigma2 * var[static_cast<Eigen::Index>(j)]);
+      if (!gn.undetermined[j]) sd[j] = std::sqrt(sigma2 * gn.var[static_cast<Eigen::Index>(j)]);
   }
 
   std::set<std::string> files;

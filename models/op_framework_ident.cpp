@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "models/least_squares.hpp"
 #include "models/op_framework.hpp"
 
 namespace ridge::models {
@@ -172,22 +173,10 @@ FwIdentResult framework_identifiability(const hw::GpuSpec& gpu, const std::vecto
   res.sigma = std::sqrt(sigma2);
   res.rms_log = std::sqrt(ss / static_cast<double>(m));
 
-  // Gauss-Newton covariance through the eigen-decomposition of J^T W J (as calibrate()).
-  const Eigen::MatrixXd A = J.transpose() * w.asDiagonal() * J;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(A);
-  const Eigen::VectorXd lam = es.eigenvalues();
-  const Eigen::MatrixXd V = es.eigenvectors();
-  const double lmax = std::max(lam.maxCoeff(), 1e-300);
-  Eigen::VectorXd var = Eigen::VectorXd::Zero(n);
-  std::vector<bool> undetermined(table.size(), false);
-  for (Eigen::Index k = 0; k < n; ++k) {
-    if (lam[k] <= 1e-10 * lmax) {
-      for (Eigen::Index j = 0; j < n; ++j)
-        if (std::fabs(V(j, k)) > 0.1) undetermined[static_cast<size_t>(j)] = true;
-      continue;
-    }
-    for (Eigen::Index j = 0; j < n; ++j) var[j] += V(j, k) * V(j, k) / lam[k];
-  }
+  // Gauss-Newton covariance, as calibrate() takes it.
+  const GaussNewtonVariance gn = gauss_newton_variance(J, w);
+  const Eigen::VectorXd& var = gn.var;
+  const std::vector<bool>& undetermined = gn.undetermined;
 
   const double c0 = weighted_cost(base.r);
   for (size_t j = 0; j < table.size(); ++j) {
