@@ -22,7 +22,9 @@ residual counts once) for comparison; the residuals per run at the pooled fit (m
 quartiles of step / fit - 1) and at share 1 (all host time proportional, run 5's model).
 Steps over 30 ms among the repeated ones (4 of 6205: stalls) are left out.
 
-Usage: serve_host_fit.py [--out validate/data/h200/serve6/host_fit.json]
+Usage: serve_host_fit.py [--out validate/data/h200/serve6/host_fit.json] [--runs serve2,...]
+(--runs: the folders under validate/data/h200 to fit, default runs 2-5; run 6's check adds
+serve6,serve6/rate2,serve6/static, or fits them alone to see the share out of sample)
 """
 import argparse
 import json
@@ -39,9 +41,9 @@ def factor(p, s):
     return 1 - s + s * p / P0
 
 
-def load():
+def load(runs):
     data = []
-    for d in RUNS:
+    for d in runs:
         with open(os.path.join(ROOT, "validate/data/h200", d, "e2e_serve.json")) as f:
             doc = json.load(f)
         for r in doc["records"]:
@@ -91,8 +93,10 @@ def resid(points, s, t0):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--runs", default=",".join(RUNS))
     a = ap.parse_args()
-    data = load()
+    runs = [x for x in a.runs.split(",") if x]
+    data = load(runs)
     rep_all = [x for _, rep, _ in data for x in rep]
     s_dec, t0 = fit_pooled(rep_all)
     # Share 1 (run 5's model: all host time proportional), its own T0 by the same fit.
@@ -105,7 +109,7 @@ def main():
     b0_1 = math.exp(sum(lb1) / len(lb1))
     out = {
         "model": "host time = T0 x (1 - share + share x probe / 197 us)",
-        "runs": RUNS,
+        "runs": runs,
         "decode_repeated": {
             "share": s_dec, "T0_ms_at_197us": round(t0, 3), "T0_ms_at_share_1": round(t0_1, 3), "steps": len(rep_all),
             "share_equal_run_weights": fit_equal([rep for _, rep, _ in data])[0],
