@@ -53,8 +53,12 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.engine.sdpa_seen_shapes", "[]",
      "hf_eager: (batch, q_len, kv_len) triples a warm-up already ran, as a flat list"},
     {"serve.engine.host_probe", "0 (host_probe_us)",
-     "the serving host's CPU probe (validate/e2e cpu_probe_us): host times x probe / "
-     "host_probe_us"},
+     "the serving host's CPU probe (validate/e2e cpu_probe_us), r = probe / host_probe_us: "
+     "host times x (1 - share + share x r), cpu_overhead x r"},
+    {"serve.engine.host_probe_share", "0.79",
+     "share of the GPU spec's host costs that follows the probe (fit, H200 serving runs 2-5)"},
+    {"serve.engine.sdpa_build_probe_share", "0.57",
+     "hf_eager: share of an SDPA build's host time that follows the probe (same fit)"},
     {"serve.slo.ttft", "none", "time to first token bound"},
     {"serve.slo.tpot", "none", "time per output token bound"},
     {"serve.slo.e2e", "none", "end-to-end latency bound"},

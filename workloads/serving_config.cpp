@@ -534,6 +534,11 @@ ServeStudy load_serve_study(const std::string& path) {
             e->quantity("sdpa_new_shape_prefill", hw::Dimension::kTime,
                         s.engine.sdpa_new_shape_prefill_s, 0, 1e3);
         s.engine.host_probe_s = e->quantity("host_probe", hw::Dimension::kTime, 0.0, 0, 1.0);
+        s.engine.host_probe_share = e->quantity("host_probe_share", hw::Dimension::kFraction,
+                                                s.engine.host_probe_share, 0, 1);
+        s.engine.sdpa_build_probe_share =
+            e->quantity("sdpa_build_probe_share", hw::Dimension::kFraction,
+                        s.engine.sdpa_build_probe_share, 0, 1);
         const auto seen = e->quantity_list("sdpa_seen_shapes", hw::Dimension::kCount);
         if (seen.size() % 3 != 0) {
           e->sink().add(*e->child("sdpa_seen_shapes", false), e->key_path("sdpa_seen_shapes"),

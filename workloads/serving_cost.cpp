@@ -82,9 +82,13 @@ IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::Gpu
                                        EngineCost e, TimingMode mode)
     : m_(m), gpu_(gpu), e_(std::move(e)), mode_(mode) {
   if (e_.host_probe_s > 0) {
-    host_speed_ = e_.host_probe_s / gpu.param("host_probe_us");
-    // Every host time the engine and the executor read, at the probe's host speed (the factors
-    // and sizes among the host_* parameters are not times).
+    // A host time T at probe ratio r: T x (1 - share + share x r), written 1 + share x (r - 1)
+    // so that r = 1 gives exactly 1 (EngineCost::host_probe_s).
+    probe_ratio_ = e_.host_probe_s / gpu.param("host_probe_us");
+    const auto factor = [r = probe_ratio_](double share) { return 1 + share * (r - 1); };
+    host_speed_ = factor(e_.host_probe_share);
+    // Every host time the executor reads, at the probe's host speed (the factors and sizes among
+    // the host_* parameters are not times).
     for (const auto& d : hw::model_param_table()) {
       const std::string_view n = d.name;
       const bool host_time =
@@ -92,9 +96,10 @@ IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::Gpu
           n == "graph_launch_per_kernel";
       if (host_time) gpu_.model[std::string(n)] = gpu.param(std::string(n)) * host_speed_;
     }
-    e_.cpu_overhead_s *= host_speed_;
-    e_.sdpa_new_shape_decode_s *= host_speed_;
-    e_.sdpa_new_shape_prefill_s *= host_speed_;
+    e_.cpu_overhead_s *= probe_ratio_;  // the loop's own CPU probe and Python bookkeeping
+    const double build = factor(e_.sdpa_build_probe_share);
+    e_.sdpa_new_shape_decode_s *= build;
+    e_.sdpa_new_shape_prefill_s *= build;
   }
   const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
   kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;

@@ -98,3 +98,14 @@ TEST_CASE("sdpa_seen_shapes must be whole triples", "[config-errors][serving]") 
             "bad-seen-shapes.yaml:8:23: serve.engine.sdpa_seen_shapes: expected a flat "
             "list of (batch, q_len, kv_len) triples; got 5 numbers"));
 }
+
+// bad-probe-shares.yaml: host_probe_share 1.5 (a share: 0 to 1) on line 9 and a non-numeric
+// sdpa_build_probe_share on line 10; both reported at once, each at its value's line:col.
+TEST_CASE("host probe shares must be fractions in [0, 1]", "[config-errors][serving]") {
+  const auto errs = errors_of([] { load_serve_study(data("bad-probe-shares.yaml")); });
+  REQUIRE(errs.size() == 2);
+  CHECK(has(errs, "bad-probe-shares.yaml:9:23: serve.engine.host_probe_share: value out of range"));
+  CHECK(has(errs,
+            "bad-probe-shares.yaml:10:29: serve.engine.sdpa_build_probe_share: expected a "
+            "number"));
+}
