@@ -22,9 +22,9 @@ constexpr double kRebaseBytes = 1e9;
 
 // Indexed binary min-heap helpers: `before(a, b)` orders items, `place(i, x)` stores item x at
 // index i and records i in x.
-template <typename T, typename Before, typename Place>
-void sift_up(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
-  const T x = h[i];
+template <typename Vec, typename Before, typename Place>
+void sift_up(Vec& h, std::size_t i, const Before& before, const Place& place) {
+  const typename Vec::value_type x = h[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     if (!before(x, h[parent])) break;
@@ -34,9 +34,9 @@ void sift_up(std::vector<T>& h, std::size_t i, const Before& before, const Place
   place(i, x);
 }
 
-template <typename T, typename Before, typename Place>
-void sift_down(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
-  const T x = h[i];
+template <typename Vec, typename Before, typename Place>
+void sift_down(Vec& h, std::size_t i, const Before& before, const Place& place) {
+  const typename Vec::value_type x = h[i];
   const std::size_t n = h.size();
   for (;;) {
     std::size_t c = 2 * i + 1;
@@ -49,8 +49,8 @@ void sift_down(std::vector<T>& h, std::size_t i, const Before& before, const Pla
   place(i, x);
 }
 
-template <typename T, typename Before, typename Place>
-void heap_fix(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
+template <typename Vec, typename Before, typename Place>
+void heap_fix(Vec& h, std::size_t i, const Before& before, const Place& place) {
   if (i > 0 && before(h[i], h[(i - 1) / 2])) {
     sift_up(h, i, before, place);
   } else {
@@ -58,15 +58,16 @@ void heap_fix(std::vector<T>& h, std::size_t i, const Before& before, const Plac
   }
 }
 
-template <typename T, typename Before, typename Place>
-void heap_push(std::vector<T>& h, const T& x, const Before& before, const Place& place) {
+template <typename Vec, typename Before, typename Place>
+void heap_push(Vec& h, const typename Vec::value_type& x, const Before& before,
+               const Place& place) {
   h.push_back(x);
   sift_up(h, h.size() - 1, before, place);
 }
 
-template <typename T, typename Before, typename Place>
-void heap_erase(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
-  const T last = h.back();
+template <typename Vec, typename Before, typename Place>
+void heap_erase(Vec& h, std::size_t i, const Before& before, const Place& place) {
+  const typename Vec::value_type last = h.back();
   h.pop_back();
   if (i < h.size()) {
     place(i, last);
@@ -109,6 +110,10 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   l.capacity = capacity_bytes_per_s;
   l.latency = latency;
   l.created = sim_.now();
+  l.members = PoolVector<Member>(FlowPoolAllocator<Member>(&pool_));
+  l.glinks = PoolVector<GroupLink>(FlowPoolAllocator<GroupLink>(&pool_));
+  l.live = PoolVector<LivePair>(FlowPoolAllocator<LivePair>(&pool_));
+  l.pairs = PoolVector<uint32_t>(FlowPoolAllocator<uint32_t>(&pool_));
   links_.push_back(std::move(l));
   const auto id = static_cast<uint32_t>(links_.size() - 1);
   group_pos_.push_back(kNone);
@@ -372,7 +377,7 @@ uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
   }
   const auto id = static_cast<uint32_t>(pairs_.size());
   pair_table_[i] = PairSlot{key, id};
-  pairs_.push_back(Pair{link, group, {}});
+  pairs_.push_back(Pair{link, group, PoolVector<PairEntry>(FlowPoolAllocator<PairEntry>(&pool_))});
   l.pairs.push_back(id);
   if (group == link) l.self_pair = id;
   if (group == kCapGroup) l.cap_pair = id;
@@ -391,12 +396,12 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
     hop.pos = static_cast<uint32_t>(p.flows.size());
     p.flows.push_back(PairEntry{f, h});
     if (p.lpos == kNone) {
-      std::vector<LivePair>& live = links_[hop.link].live;
+      PoolVector<LivePair>& live = links_[hop.link].live;
       p.lpos = static_cast<uint32_t>(live.size());
       live.push_back(LivePair{group, hop.pair});
     }
     if (group == kCapGroup) continue;
-    std::vector<GroupLink>& gl = links_[group].glinks;
+    PoolVector<GroupLink>& gl = links_[group].glinks;
     if (p.gpos == kNone) {
       p.gpos = static_cast<uint32_t>(gl.size());
       gl.push_back(GroupLink{hop.link, 1, hop.pair});
@@ -415,7 +420,7 @@ void FlowNetwork::leave_pairs(uint32_t f) {
     hops_[moved.hop].pos = h.pos;
     p.flows.pop_back();
     if (p.flows.empty()) {
-      std::vector<LivePair>& live = links_[h.link].live;
+      PoolVector<LivePair>& live = links_[h.link].live;
       const LivePair last = live.back();
       live[p.lpos] = last;
       pairs_[last.pair].lpos = p.lpos;
@@ -423,7 +428,7 @@ void FlowNetwork::leave_pairs(uint32_t f) {
       p.lpos = kNone;
     }
     if (p.group == kCapGroup) continue;
-    std::vector<GroupLink>& gl = links_[p.group].glinks;
+    PoolVector<GroupLink>& gl = links_[p.group].glinks;
     if (--gl[p.gpos].count == 0) {
       const GroupLink last = gl.back();
       gl[p.gpos] = last;

@@ -73,6 +73,7 @@
 #include <vector>
 
 #include "sim/callback.hpp"
+#include "sim/flow_pool.hpp"
 #include "sim/simulator.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
@@ -201,7 +202,7 @@ class FlowNetwork {
   struct Pair {
     uint32_t link;
     uint32_t group;
-    std::vector<PairEntry> flows;
+    PoolVector<PairEntry> flows;
     uint32_t gpos = kNone;  // index in links_[group].glinks while it has flows
     uint32_t lpos = kNone;  // index in links_[link].live while it has flows
   };
@@ -238,12 +239,12 @@ class FlowNetwork {
     uint32_t self_pair = kNone;  // pair (this link, this group)
     uint32_t cap_pair = kNone;   // pair (this link, kCapGroup)
     // as a group: the flows whose bottleneck it is
-    std::vector<Member> members;    // min-heap by (target, seq); pending flows excluded
-    std::vector<GroupLink> glinks;  // links its members cross (count > 0)
+    PoolVector<Member> members;    // min-heap by (target, seq); pending flows excluded
+    PoolVector<GroupLink> glinks;  // links its members cross (count > 0)
     double bytes = 0;
     bool touched = false;
-    std::vector<LivePair> live;   // pairs (this link, any group) with flows
-    std::vector<uint32_t> pairs;  // pairs (this link, any group), never removed
+    PoolVector<LivePair> live;   // pairs (this link, any group) with flows
+    PoolVector<uint32_t> pairs;  // pairs (this link, any group), never removed
     Time latency;
     Time busy_since;
     // statistics
@@ -354,6 +355,8 @@ class FlowNetwork {
   }
 
   Simulator& sim_;
+  // Storage of the links' and pairs' vectors (declared first: destroyed after them).
+  FlowPool pool_;
   std::vector<Link> links_;
   std::vector<uint32_t> path_mark_;  // by link: the epoch of the last long path checked over it
   uint32_t path_epoch_ = 0;
