@@ -352,32 +352,40 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
 }
 
 uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
-  // The two pairs every arrival or bottleneck move needs most are cached on the link.
-  Link& l = links_[link];
+  // The two pairs every arrival or bottleneck move needs most are cached on the link; then the
+  // table; a new pair takes the out-of-line add_pair() (so that this look-up stays small).
+  const Link& l = links_[link];
   if (group == kCapGroup && l.cap_pair != kNone) return l.cap_pair;
   if (group == link && l.self_pair != kNone) return l.self_pair;
-  constexpr uint64_t kEmpty = ~uint64_t{0};  // link kNone is never issued
+  if (!pair_table_.empty()) {
+    const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
+    for (std::size_t i = pair_slot(key);; i = (i + 1) & (pair_table_.size() - 1)) {
+      if (pair_table_[i].key == key) return pair_table_[i].id;
+      if (pair_table_[i].key == kEmptyPairKey) break;
+    }
+  }
+  return add_pair(link, group);
+}
+
+uint32_t FlowNetwork::add_pair(uint32_t link, uint32_t group) {
   if (2 * (pairs_.size() + 1) > pair_table_.size()) {
     // Grow (a power of two, at most half full) and re-insert.
     const std::size_t size = std::max<std::size_t>(64, 2 * pair_table_.size());
-    pair_table_.assign(size, PairSlot{kEmpty, 0});
+    pair_table_.assign(size, PairSlot{kEmptyPairKey, 0});
     for (uint32_t id = 0; id < pairs_.size(); ++id) {
       const uint64_t key = (static_cast<uint64_t>(pairs_[id].link) << 32) | pairs_[id].group;
       std::size_t i = pair_slot(key);
-      while (pair_table_[i].key != kEmpty) i = (i + 1) & (pair_table_.size() - 1);
+      while (pair_table_[i].key != kEmptyPairKey) i = (i + 1) & (pair_table_.size() - 1);
       pair_table_[i] = PairSlot{key, id};
     }
   }
   const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
   std::size_t i = pair_slot(key);
-  for (;;) {
-    if (pair_table_[i].key == key) return pair_table_[i].id;
-    if (pair_table_[i].key == kEmpty) break;
-    i = (i + 1) & (pair_table_.size() - 1);
-  }
+  while (pair_table_[i].key != kEmptyPairKey) i = (i + 1) & (pair_table_.size() - 1);
   const auto id = static_cast<uint32_t>(pairs_.size());
   pair_table_[i] = PairSlot{key, id};
   pairs_.push_back(Pair{link, group, PoolVector<PairEntry>(FlowPoolAllocator<PairEntry>(&pool_))});
+  Link& l = links_[link];
   l.pairs.push_back(id);
   if (group == link) l.self_pair = id;
   if (group == kCapGroup) l.cap_pair = id;

@@ -290,7 +290,9 @@ class FlowNetwork {
   void arrive(uint32_t f);
   void depart(uint32_t f, bool completed);
   void release(uint32_t f);
-  uint32_t pair_of(uint32_t link, uint32_t group);
+  // Inline in join_pairs() (its one caller, in flow.cpp): a look-up per hop of every move.
+  [[gnu::always_inline]] inline uint32_t pair_of(uint32_t link, uint32_t group);
+  [[gnu::noinline]] uint32_t add_pair(uint32_t link, uint32_t group);
   void join_pairs(uint32_t f, uint32_t group);
   void leave_pairs(uint32_t f);
   void leave_group(uint32_t f);
@@ -371,6 +373,7 @@ class FlowNetwork {
     uint64_t key;
     uint32_t id;
   };
+  static constexpr uint64_t kEmptyPairKey = ~uint64_t{0};  // link kNone is never issued
   std::vector<PairSlot> pair_table_;
   // by flow: its index in its group's members, or in capped_heap_ (kNone if in neither); apart
   // from the flows so that sifting a heap writes to a small array
