@@ -105,7 +105,6 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   }
   if (latency < Time{}) throw std::invalid_argument("FlowNetwork: negative latency");
   Link l;
-  l.counter_name = name + " utilisation";
   l.name = std::move(name);
   l.capacity = capacity_bytes_per_s;
   l.latency = latency;
@@ -885,6 +884,8 @@ void FlowNetwork::set_load(uint32_t li, double load) {
   l.load = load;
   if (changed) {
     if (Tracer* t = sim_.tracer()) {
+      // The counter's name is built on first use: only traced runs need it.
+      if (l.counter_name.empty()) l.counter_name = l.name + " utilisation";
       t->counter("links", l.counter_name, now, l.capacity > 0 ? load / l.capacity : 0.0);
     }
   }

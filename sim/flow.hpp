@@ -252,7 +252,7 @@ class FlowNetwork {
     Time busy;
     uint64_t completed = 0;
     std::string name;
-    std::string counter_name;
+    std::string counter_name;  // "<name> utilisation", built when first traced
   };
   // What moving a flow between groups reads comes first, in one cache line.
   struct alignas(64) Flow {
