@@ -883,12 +883,16 @@ void FlowNetwork::set_load(uint32_t li, double load) {
   const bool changed = l.load != load;
   l.load = load;
   if (changed) {
-    if (Tracer* t = sim_.tracer()) {
-      // The counter's name is built on first use: only traced runs need it.
-      if (l.counter_name.empty()) l.counter_name = l.name + " utilisation";
-      t->counter("links", l.counter_name, now, l.capacity > 0 ? load / l.capacity : 0.0);
-    }
+    if (sim_.tracer() != nullptr) trace_load(li);
   }
+}
+
+void FlowNetwork::trace_load(uint32_t li) {
+  Link& l = links_[li];
+  // The counter's name is built on first use: only traced runs need it.
+  if (l.counter_name.empty()) l.counter_name = l.name + " utilisation";
+  sim_.tracer()->counter("links", l.counter_name, sim_.now(),
+                         l.capacity > 0 ? l.load / l.capacity : 0.0);
 }
 
 double FlowNetwork::flow_rate(FlowId id) const {

@@ -307,6 +307,8 @@ class FlowNetwork {
   void refresh_groups();
   void set_level(uint32_t g, double level);
   void set_load(uint32_t link, double load);
+  // Records a link's load in the trace (out of line: set_load() runs on every rate change).
+  [[gnu::cold, gnu::noinline]] void trace_load(uint32_t link);
   void request_settle();
   void settle();
   uint32_t island(uint32_t link);
