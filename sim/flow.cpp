@@ -113,6 +113,10 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   l.glinks = PoolVector<GroupLink>(FlowPoolAllocator<GroupLink>(&pool_));
   l.live = PoolVector<LivePair>(FlowPoolAllocator<LivePair>(&pool_));
   l.pairs = PoolVector<uint32_t>(FlowPoolAllocator<uint32_t>(&pool_));
+  // The pool's smallest block (16 B) holds two live pairs and four pair ids: reserving them
+  // costs no more memory than the first push would, and saves the growth up to that.
+  l.live.reserve(2);
+  l.pairs.reserve(4);
   links_.push_back(std::move(l));
   const auto id = static_cast<uint32_t>(links_.size() - 1);
   group_pos_.push_back(kNone);
@@ -384,6 +388,9 @@ uint32_t FlowNetwork::add_pair(uint32_t link, uint32_t group) {
   const auto id = static_cast<uint32_t>(pairs_.size());
   pair_table_[i] = PairSlot{key, id};
   pairs_.push_back(Pair{link, group, PoolVector<PairEntry>(FlowPoolAllocator<PairEntry>(&pool_))});
+  // Room for two flows from the start: the pool's smallest block (16 B) holds two entries, so
+  // this costs no memory and saves the growth from one to two (later growth is unchanged).
+  pairs_.back().flows.reserve(2);
   Link& l = links_[link];
   l.pairs.push_back(id);
   if (group == link) l.self_pair = id;
