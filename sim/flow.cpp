@@ -22,9 +22,9 @@ constexpr double kRebaseBytes = 1e9;
 
 // Indexed binary min-heap helpers: `before(a, b)` orders items, `place(i, x)` stores item x at
 // index i and records i in x.
-template <typename T, typename Before, typename Place>
-void sift_up(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
-  const T x = h[i];
+template <typename Vec, typename Before, typename Place>
+void sift_up(Vec& h, std::size_t i, const Before& before, const Place& place) {
+  const typename Vec::value_type x = h[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     if (!before(x, h[parent])) break;
@@ -34,9 +34,9 @@ void sift_up(std::vector<T>& h, std::size_t i, const Before& before, const Place
   place(i, x);
 }
 
-template <typename T, typename Before, typename Place>
-void sift_down(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
-  const T x = h[i];
+template <typename Vec, typename Before, typename Place>
+void sift_down(Vec& h, std::size_t i, const Before& before, const Place& place) {
+  const typename Vec::value_type x = h[i];
   const std::size_t n = h.size();
   for (;;) {
     std::size_t c = 2 * i + 1;
@@ -49,8 +49,8 @@ void sift_down(std::vector<T>& h, std::size_t i, const Before& before, const Pla
   place(i, x);
 }
 
-template <typename T, typename Before, typename Place>
-void heap_fix(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
+template <typename Vec, typename Before, typename Place>
+void heap_fix(Vec& h, std::size_t i, const Before& before, const Place& place) {
   if (i > 0 && before(h[i], h[(i - 1) / 2])) {
     sift_up(h, i, before, place);
   } else {
@@ -58,15 +58,16 @@ void heap_fix(std::vector<T>& h, std::size_t i, const Before& before, const Plac
   }
 }
 
-template <typename T, typename Before, typename Place>
-void heap_push(std::vector<T>& h, const T& x, const Before& before, const Place& place) {
+template <typename Vec, typename Before, typename Place>
+void heap_push(Vec& h, const typename Vec::value_type& x, const Before& before,
+               const Place& place) {
   h.push_back(x);
   sift_up(h, h.size() - 1, before, place);
 }
 
-template <typename T, typename Before, typename Place>
-void heap_erase(std::vector<T>& h, std::size_t i, const Before& before, const Place& place) {
-  const T last = h.back();
+template <typename Vec, typename Before, typename Place>
+void heap_erase(Vec& h, std::size_t i, const Before& before, const Place& place) {
+  const typename Vec::value_type last = h.back();
   h.pop_back();
   if (i < h.size()) {
     place(i, last);
@@ -104,11 +105,18 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   }
   if (latency < Time{}) throw std::invalid_argument("FlowNetwork: negative latency");
   Link l;
-  l.counter_name = name + " utilisation";
   l.name = std::move(name);
   l.capacity = capacity_bytes_per_s;
   l.latency = latency;
   l.created = sim_.now();
+  l.members = PoolVector<Member>(FlowPoolAllocator<Member>(&pool_));
+  l.glinks = PoolVector<GroupLink>(FlowPoolAllocator<GroupLink>(&pool_));
+  l.live = PoolVector<LivePair>(FlowPoolAllocator<LivePair>(&pool_));
+  l.pairs = PoolVector<uint32_t>(FlowPoolAllocator<uint32_t>(&pool_));
+  // The pool's smallest block (16 B) holds two live pairs and four pair ids: reserving them
+  // costs no more memory than the first push would, and saves the growth up to that.
+  l.live.reserve(2);
+  l.pairs.reserve(4);
   links_.push_back(std::move(l));
   const auto id = static_cast<uint32_t>(links_.size() - 1);
   group_pos_.push_back(kNone);
@@ -347,32 +355,43 @@ void FlowNetwork::depart(uint32_t f, bool completed) {
 }
 
 uint32_t FlowNetwork::pair_of(uint32_t link, uint32_t group) {
-  // The two pairs every arrival or bottleneck move needs most are cached on the link.
-  Link& l = links_[link];
+  // The two pairs every arrival or bottleneck move needs most are cached on the link; then the
+  // table; a new pair takes the out-of-line add_pair() (so that this look-up stays small).
+  const Link& l = links_[link];
   if (group == kCapGroup && l.cap_pair != kNone) return l.cap_pair;
   if (group == link && l.self_pair != kNone) return l.self_pair;
-  constexpr uint64_t kEmpty = ~uint64_t{0};  // link kNone is never issued
+  if (!pair_table_.empty()) {
+    const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
+    for (std::size_t i = pair_slot(key);; i = (i + 1) & (pair_table_.size() - 1)) {
+      if (pair_table_[i].key == key) return pair_table_[i].id;
+      if (pair_table_[i].key == kEmptyPairKey) break;
+    }
+  }
+  return add_pair(link, group);
+}
+
+uint32_t FlowNetwork::add_pair(uint32_t link, uint32_t group) {
   if (2 * (pairs_.size() + 1) > pair_table_.size()) {
     // Grow (a power of two, at most half full) and re-insert.
     const std::size_t size = std::max<std::size_t>(64, 2 * pair_table_.size());
-    pair_table_.assign(size, PairSlot{kEmpty, 0});
+    pair_table_.assign(size, PairSlot{kEmptyPairKey, 0});
     for (uint32_t id = 0; id < pairs_.size(); ++id) {
       const uint64_t key = (static_cast<uint64_t>(pairs_[id].link) << 32) | pairs_[id].group;
       std::size_t i = pair_slot(key);
-      while (pair_table_[i].key != kEmpty) i = (i + 1) & (pair_table_.size() - 1);
+      while (pair_table_[i].key != kEmptyPairKey) i = (i + 1) & (pair_table_.size() - 1);
       pair_table_[i] = PairSlot{key, id};
     }
   }
   const uint64_t key = (static_cast<uint64_t>(link) << 32) | group;
   std::size_t i = pair_slot(key);
-  for (;;) {
-    if (pair_table_[i].key == key) return pair_table_[i].id;
-    if (pair_table_[i].key == kEmpty) break;
-    i = (i + 1) & (pair_table_.size() - 1);
-  }
+  while (pair_table_[i].key != kEmptyPairKey) i = (i + 1) & (pair_table_.size() - 1);
   const auto id = static_cast<uint32_t>(pairs_.size());
   pair_table_[i] = PairSlot{key, id};
-  pairs_.push_back(Pair{link, group, {}});
+  pairs_.push_back(Pair{link, group, PoolVector<PairEntry>(FlowPoolAllocator<PairEntry>(&pool_))});
+  // Room for two flows from the start: the pool's smallest block (16 B) holds two entries, so
+  // this costs no memory and saves the growth from one to two (later growth is unchanged).
+  pairs_.back().flows.reserve(2);
+  Link& l = links_[link];
   l.pairs.push_back(id);
   if (group == link) l.self_pair = id;
   if (group == kCapGroup) l.cap_pair = id;
@@ -391,12 +410,12 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
     hop.pos = static_cast<uint32_t>(p.flows.size());
     p.flows.push_back(PairEntry{f, h});
     if (p.lpos == kNone) {
-      std::vector<LivePair>& live = links_[hop.link].live;
+      PoolVector<LivePair>& live = links_[hop.link].live;
       p.lpos = static_cast<uint32_t>(live.size());
       live.push_back(LivePair{group, hop.pair});
     }
     if (group == kCapGroup) continue;
-    std::vector<GroupLink>& gl = links_[group].glinks;
+    PoolVector<GroupLink>& gl = links_[group].glinks;
     if (p.gpos == kNone) {
       p.gpos = static_cast<uint32_t>(gl.size());
       gl.push_back(GroupLink{hop.link, 1, hop.pair});
@@ -415,7 +434,7 @@ void FlowNetwork::leave_pairs(uint32_t f) {
     hops_[moved.hop].pos = h.pos;
     p.flows.pop_back();
     if (p.flows.empty()) {
-      std::vector<LivePair>& live = links_[h.link].live;
+      PoolVector<LivePair>& live = links_[h.link].live;
       const LivePair last = live.back();
       live[p.lpos] = last;
       pairs_[last.pair].lpos = p.lpos;
@@ -423,7 +442,7 @@ void FlowNetwork::leave_pairs(uint32_t f) {
       p.lpos = kNone;
     }
     if (p.group == kCapGroup) continue;
-    std::vector<GroupLink>& gl = links_[p.group].glinks;
+    PoolVector<GroupLink>& gl = links_[p.group].glinks;
     if (--gl[p.gpos].count == 0) {
       const GroupLink last = gl.back();
       gl[p.gpos] = last;
@@ -871,10 +890,16 @@ void FlowNetwork::set_load(uint32_t li, double load) {
   const bool changed = l.load != load;
   l.load = load;
   if (changed) {
-    if (Tracer* t = sim_.tracer()) {
-      t->counter("links", l.counter_name, now, l.capacity > 0 ? load / l.capacity : 0.0);
-    }
+    if (sim_.tracer() != nullptr) trace_load(li);
   }
+}
+
+void FlowNetwork::trace_load(uint32_t li) {
+  Link& l = links_[li];
+  // The counter's name is built on first use: only traced runs need it.
+  if (l.counter_name.empty()) l.counter_name = l.name + " utilisation";
+  sim_.tracer()->counter("links", l.counter_name, sim_.now(),
+                         l.capacity > 0 ? l.load / l.capacity : 0.0);
 }
 
 double FlowNetwork::flow_rate(FlowId id) const {

@@ -73,6 +73,7 @@
 #include <vector>
 
 #include "sim/callback.hpp"
+#include "sim/flow_pool.hpp"
 #include "sim/simulator.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
@@ -201,7 +202,7 @@ class FlowNetwork {
   struct Pair {
     uint32_t link;
     uint32_t group;
-    std::vector<PairEntry> flows;
+    PoolVector<PairEntry> flows;
     uint32_t gpos = kNone;  // index in links_[group].glinks while it has flows
     uint32_t lpos = kNone;  // index in links_[link].live while it has flows
   };
@@ -238,12 +239,12 @@ class FlowNetwork {
     uint32_t self_pair = kNone;  // pair (this link, this group)
     uint32_t cap_pair = kNone;   // pair (this link, kCapGroup)
     // as a group: the flows whose bottleneck it is
-    std::vector<Member> members;    // min-heap by (target, seq); pending flows excluded
-    std::vector<GroupLink> glinks;  // links its members cross (count > 0)
+    PoolVector<Member> members;    // min-heap by (target, seq); pending flows excluded
+    PoolVector<GroupLink> glinks;  // links its members cross (count > 0)
     double bytes = 0;
     bool touched = false;
-    std::vector<LivePair> live;   // pairs (this link, any group) with flows
-    std::vector<uint32_t> pairs;  // pairs (this link, any group), never removed
+    PoolVector<LivePair> live;   // pairs (this link, any group) with flows
+    PoolVector<uint32_t> pairs;  // pairs (this link, any group), never removed
     Time latency;
     Time busy_since;
     // statistics
@@ -251,7 +252,7 @@ class FlowNetwork {
     Time busy;
     uint64_t completed = 0;
     std::string name;
-    std::string counter_name;
+    std::string counter_name;  // "<name> utilisation", built when first traced
   };
   // What moving a flow between groups reads comes first, in one cache line.
   struct alignas(64) Flow {
@@ -289,7 +290,9 @@ class FlowNetwork {
   void arrive(uint32_t f);
   void depart(uint32_t f, bool completed);
   void release(uint32_t f);
-  uint32_t pair_of(uint32_t link, uint32_t group);
+  // Inline in join_pairs() (its one caller, in flow.cpp): a look-up per hop of every move.
+  [[gnu::always_inline]] inline uint32_t pair_of(uint32_t link, uint32_t group);
+  [[gnu::noinline]] uint32_t add_pair(uint32_t link, uint32_t group);
   void join_pairs(uint32_t f, uint32_t group);
   void leave_pairs(uint32_t f);
   void leave_group(uint32_t f);
@@ -304,6 +307,8 @@ class FlowNetwork {
   void refresh_groups();
   void set_level(uint32_t g, double level);
   void set_load(uint32_t link, double load);
+  // Records a link's load in the trace (out of line: set_load() runs on every rate change).
+  [[gnu::cold, gnu::noinline]] void trace_load(uint32_t link);
   void request_settle();
   void settle();
   uint32_t island(uint32_t link);
@@ -354,6 +359,8 @@ class FlowNetwork {
   }
 
   Simulator& sim_;
+  // Storage of the links' and pairs' vectors (declared first: destroyed after them).
+  FlowPool pool_;
   std::vector<Link> links_;
   std::vector<uint32_t> path_mark_;  // by link: the epoch of the last long path checked over it
   uint32_t path_epoch_ = 0;
@@ -368,6 +375,7 @@ class FlowNetwork {
     uint64_t key;
     uint32_t id;
   };
+  static constexpr uint64_t kEmptyPairKey = ~uint64_t{0};  // link kNone is never issued
   std::vector<PairSlot> pair_table_;
   // by flow: its index in its group's members, or in capped_heap_ (kNone if in neither); apart
   // from the flows so that sifting a heap writes to a small array

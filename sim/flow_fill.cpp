@@ -152,12 +152,19 @@ void FlowNetwork::fill(uint32_t root) {
     if (bottleneck == kNone) break;
     if (rec.snapshots && step % kSnapshotSteps == 0) take_snapshot(step);
     freeze_link(bottleneck, level);
+    // Append, or overwrite the last pass's record (a resumed pass starts inside it).
     if (rec.steps.size() <= step) {
-      rec.steps.resize(step + 1);
-      rec.step_level.resize(step + 1);
+      rec.steps.resize(step);
+      rec.steps.push_back(bottleneck);
+    } else {
+      rec.steps[step] = bottleneck;
     }
-    rec.steps[step] = bottleneck;
-    rec.step_level[step] = level;
+    if (rec.step_level.size() <= step) {
+      rec.step_level.resize(step);
+      rec.step_level.push_back(level);
+    } else {
+      rec.step_level[step] = level;
+    }
     step_of_[bottleneck] = step++;
   }
   // The state after the last freeze is the one a resumed pass needs before step `step`.
@@ -179,7 +186,9 @@ void FlowNetwork::fill(uint32_t root) {
     if (step_of_[k] < fill_from_) continue;
     Link& l = links_[k];
     if (l.flow_count == 0) continue;
-    set_load(k, std::clamp(l.capacity - fill_rem_[k], 0.0, l.capacity));
+    // set_load() of an unchanged load does nothing: skip the call.
+    const double load = std::clamp(l.capacity - fill_rem_[k], 0.0, l.capacity);
+    if (load != l.load) set_load(k, load);
     if (!fill_frozen_[k] || l.group_flows == 0) continue;
     const double level = fill_level_[k];
     const double diff = std::fabs(level - l.level);
@@ -206,6 +215,7 @@ uint32_t FlowNetwork::start_filling() {
     return replay_to;
   }
   rec.steps.clear();
+  rec.step_level.clear();
   clear_share_slots(n);
   uint32_t most = 0;
   for (const uint32_t k : links) {
@@ -475,7 +485,7 @@ void FlowNetwork::freeze_link(uint32_t li, double level) {
   double* const share = fill_share_.data();
   const uint32_t* const slot = fill_slot_.data();
   const double* const inverse = inverse_.data();
-  const std::vector<GroupLink>& glinks = links_[li].glinks;
+  const PoolVector<GroupLink>& glinks = links_[li].glinks;
   const GroupLink* const end = glinks.data() + glinks.size();
   for (const GroupLink* gl = glinks.data(); gl != end; ++gl) {
     // A negative spare (rounding) gives a negative share: it goes first, at level 0.

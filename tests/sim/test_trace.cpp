@@ -125,11 +125,14 @@ TEST_CASE("A traced run of resources and flows is well-formed JSON", "[unit][tra
   const auto doc = nlohmann::json::parse(json);
   check_structure(doc);
   CHECK(doc.at("metadata").at("study") == "unit \"test\"");
-  int x = 0, c = 0;
+  int x = 0, c = 0, link_counters = 0;
   for (const auto& ev : doc.at("traceEvents")) {
     x += ev.at("ph") == "X";
     c += ev.at("ph") == "C";
+    // The link's load, as a share of its capacity, under "<link name> utilisation".
+    link_counters += ev.at("ph") == "C" && ev.at("name") == "link0 utilisation";
   }
+  CHECK(link_counters > 0);
   // 5 flow slices; the pool is busy without a gap from 0 to 300 ns (waves of 2, 2, 1 jobs of
   // 100 ns), so one busy slice; one model slice.
   CHECK(x == 5 + 1 + 1);
