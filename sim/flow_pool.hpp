@@ -1,15 +1,15 @@
 // A free-list pool for the many small vectors a FlowNetwork keeps (per pair of link and group, per
 // link as a group), and the allocator that lets std::vector draw from it.
 //
-// Why: the flow network's vectors are small and come and go by the hundred thousand (a 1 GiB tree
-// all-reduce on 1024 GPUs made ~227k malloc/free pairs, ~25% of its instructions with the teardown
-// of ~100k vectors). Blocks come in power-of-two sizes (16 B to kLargest), carved from 64 KiB
-// chunks; a freed block goes on its size's free list and is reused by the next request of that
-// size; larger requests go to operator new. Destroying the pool frees its chunks at once.
-// Captures: nothing of the model; the vectors keep their own growth policy, so their contents and
-// iteration orders are exactly what std::allocator gives. Ignores: returning memory to the system
-// before the pool is destroyed (a size's blocks stay on its list), thread safety (one pool per
-// network, used by one thread).
+// Why: the flow network's vectors are small and come and go by the hundred thousand (a run of
+// ~7,000 flows over a two-level tree of links made ~227k malloc/free pairs, ~25% of its
+// instructions with the teardown of ~100k vectors; bench/README.md, "Flow network pool"). Blocks
+// come in power-of-two sizes (16 B to kLargest), carved from 64 KiB chunks; a freed block goes on
+// its size's free list and is reused by the next request of that size; larger requests go to
+// operator new. Destroying the pool frees its chunks at once. Captures: nothing of the model; the
+// vectors keep their own growth policy, so their contents and iteration orders are exactly what
+// std::allocator gives. Ignores: returning memory to the system before the pool is destroyed (a
+// size's blocks stay on its list), thread safety (one pool per network, used by one thread).
 #pragma once
 
 #include <bit>
