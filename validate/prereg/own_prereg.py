@@ -51,6 +51,37 @@ def gemm_rec(dtype, m, n, k):
     return rec(f"gemm/{dtype}/m{m}_n{n}_k{k}", "gemm", p)
 
 
+def elementwise_rec(op, dtype, n, stride):
+    return rec(f"elementwise/{op}/{dtype}/n{n}/s{stride}", "elementwise",
+               {"op": op, "n": n, "dtype": dtype, "stride": stride})
+
+
+def row_rec(op, rows, cols, dtype):
+    """softmax, layernorm or rmsnorm over rows x cols."""
+    return rec(f"{op}/{dtype}/r{rows}_c{cols}", op, {"rows": rows, "cols": cols, "dtype": dtype})
+
+
+def membw_rec(kind, b):
+    # Working sets under 4 x L2 rotate over buffers so that each pass reads from HBM.
+    ws = 2 * b if kind == "copy" else b
+    sets = rotation_sets(ws, 512) if ws < 4 * L2_BYTES else 1
+    id_ = f"membw/{kind}/{human(b)}" + (f"/rotate{sets}" if sets > 1 else "")
+    return rec(id_, "membw", {"kind": kind, "bytes": b, "buffers": sets})
+
+
+def copy_rec(direction, memory, b):
+    """d2d copies are timed as kernels; host copies per call (cudaMemcpy's own overhead in)."""
+    if direction == "d2d":
+        return rec(f"copy/d2d/{human(b)}", "copy",
+                   {"bytes": b, "direction": "d2d", "memory": memory})
+    return rec(f"copy/{direction}/{memory}/{human(b)}", "copy",
+               {"bytes": b, "direction": direction, "memory": memory}, "per_call")
+
+
+def launch_rec(kind, kernels):
+    return rec(f"launch/{kind}/{kernels}", "launch", {"kind": kind, "kernels": kernels})
+
+
 def key(r):
     """What makes two records the same case: op and the params that shape the work."""
     p = dict(r["params"])

@@ -13,8 +13,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from own_prereg import (GiB, L2_BYTES, MiB, gemm_rec, human, rec,  # noqa: E402
-                        rotation_sets, write_cases)
+from own_prereg import (GiB, MiB, copy_rec, elementwise_rec, gemm_rec, launch_rec,  # noqa: E402
+                        membw_rec, rec, row_rec, write_cases)
 
 
 def gemm_cases():
@@ -62,11 +62,9 @@ def elementwise_cases():
                ("relu", "bf16", 10_000_000, 24), ("mul", "fp32", 1 << 26, 3), ("silu", "bf16", 1 << 26, 5),
                ("copy", "bf16", 1 << 20, 64), ("add", "fp32", 1 << 20, 48)]
     for op, dt, n in contiguous:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s1", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": 1}))
+        out.append(elementwise_rec(op, dt, n, 1))
     for op, dt, n, s in strided:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s{s}", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": s}))
+        out.append(elementwise_rec(op, dt, n, s))
     return out
 
 
@@ -87,7 +85,7 @@ def row_cases():
     out = []
     for op, lst in sets.items():
         for r, c, dt in lst:
-            out.append(rec(f"{op}/{dt}/r{r}_c{c}", op, {"rows": r, "cols": c, "dtype": dt}))
+            out.append(row_rec(op, r, c, dt))
     return out
 
 
@@ -97,23 +95,18 @@ def membw_cases():
                     ("read", 768 * MiB), ("write", 1536 * MiB), ("copy", 384 * MiB),
                     ("read", 3 * GiB), ("write", 6 * GiB), ("copy", 3 * GiB),
                     ("read", 12 * MiB), ("copy", 6 * MiB)]:
-        ws = 2 * b if kind == "copy" else b
-        sets = rotation_sets(ws, 512) if ws < 4 * L2_BYTES else 1
-        id_ = f"membw/{kind}/{human(b)}" + (f"/rotate{sets}" if sets > 1 else "")
-        out.append(rec(id_, "membw", {"kind": kind, "bytes": b, "buffers": sets}))
+        out.append(membw_rec(kind, b))
     return out
 
 
 def copy_cases():
     out = []
     for b in [3 * MiB, 12 * MiB, 24 * MiB, 96 * MiB, 384 * MiB, 768 * MiB, 1536 * MiB, 3 * GiB]:
-        out.append(rec(f"copy/d2d/{human(b)}", "copy",
-                       {"bytes": b, "direction": "d2d", "memory": "device"}))
+        out.append(copy_rec("d2d", "device", b))
     for d in ["h2d", "d2h"]:
         for mem in ["pinned", "pageable"]:
             for b in [2 * MiB, 24 * MiB, 192 * MiB, 768 * MiB]:
-                out.append(rec(f"copy/{d}/{mem}/{human(b)}", "copy",
-                               {"bytes": b, "direction": d, "memory": mem}, "per_call"))
+                out.append(copy_rec(d, mem, b))
     return out
 
 
@@ -121,7 +114,7 @@ def launch_cases():
     out = []
     for n in [30, 300, 3000]:
         for kind in ["dependent", "eager", "graph"]:
-            out.append(rec(f"launch/{kind}/{n}", "launch", {"kind": kind, "kernels": n}))
+            out.append(launch_rec(kind, n))
     return out
 
 

@@ -14,8 +14,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from own_prereg import (GiB, L2_BYTES, MiB, gemm_rec, human, rec,  # noqa: E402
-                        rotation_sets, write_cases)
+from own_prereg import (GiB, MiB, copy_rec, elementwise_rec, gemm_rec, launch_rec,  # noqa: E402
+                        membw_rec, row_rec, write_cases)
 
 
 def gemm_cases():
@@ -64,11 +64,9 @@ def elementwise_cases():
                ("copy", "bf16", 1 << 22, 96), ("add", "fp32", 1 << 20, 128),
                ("relu", "bf16", 30_000_000, 2), ("copy", "fp32", 1 << 25, 5)]
     for op, dt, n in contiguous:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s1", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": 1}))
+        out.append(elementwise_rec(op, dt, n, 1))
     for op, dt, n, s in strided:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s{s}", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": s}))
+        out.append(elementwise_rec(op, dt, n, s))
     return out
 
 
@@ -89,7 +87,7 @@ def row_cases():
     out = []
     for op, lst in sets.items():
         for r, c, dt in lst:
-            out.append(rec(f"{op}/{dt}/r{r}_c{c}", op, {"rows": r, "cols": c, "dtype": dt}))
+            out.append(row_rec(op, r, c, dt))
     return out
 
 
@@ -99,18 +97,14 @@ def membw_cases():
                     ("read", 1536 * MiB), ("write", 2560 * MiB), ("copy", 640 * MiB),
                     ("read", 5 * GiB), ("copy", 20 * MiB), ("write", 10 * MiB),
                     ("read", 320 * MiB)]:
-        ws = 2 * b if kind == "copy" else b
-        sets = rotation_sets(ws, 512) if ws < 4 * L2_BYTES else 1
-        id_ = f"membw/{kind}/{human(b)}" + (f"/rotate{sets}" if sets > 1 else "")
-        out.append(rec(id_, "membw", {"kind": kind, "bytes": b, "buffers": sets}))
+        out.append(membw_rec(kind, b))
     return out
 
 
 def copy_cases():
     out = []
     for b in [5 * MiB, 10 * MiB, 40 * MiB, 48 * MiB, 160 * MiB, 640 * MiB, 1280 * MiB, 2560 * MiB]:
-        out.append(rec(f"copy/d2d/{human(b)}", "copy",
-                       {"bytes": b, "direction": "d2d", "memory": "device"}))
+        out.append(copy_rec("d2d", "device", b))
     # Pageable sizes on both sides of the host cache the model now has (own-set1 and memory.json:
     # about 35-39 MB): 3 and 12 MiB inside, 48 MiB across, 320 MiB beyond.
     sizes = {"pinned": [6 * MiB, 40 * MiB, 320 * MiB, 640 * MiB],
@@ -118,8 +112,7 @@ def copy_cases():
     for d in ["h2d", "d2h"]:
         for mem in ["pinned", "pageable"]:
             for b in sizes[mem]:
-                out.append(rec(f"copy/{d}/{mem}/{human(b)}", "copy",
-                               {"bytes": b, "direction": d, "memory": mem}, "per_call"))
+                out.append(copy_rec(d, mem, b))
     return out
 
 
@@ -127,7 +120,7 @@ def launch_cases():
     out = []
     for n in [20, 500, 2000]:
         for kind in ["dependent", "eager", "graph"]:
-            out.append(rec(f"launch/{kind}/{n}", "launch", {"kind": kind, "kernels": n}))
+            out.append(launch_rec(kind, n))
     return out
 
 

@@ -19,8 +19,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from own_prereg import (GiB, L2_BYTES, MiB, gemm_rec, human, rec,  # noqa: E402
-                        rotation_sets, write_cases)
+from own_prereg import (GiB, MiB, copy_rec, elementwise_rec, gemm_rec, launch_rec,  # noqa: E402
+                        membw_rec, row_rec, write_cases)
 
 
 def gemm_cases():
@@ -75,11 +75,9 @@ def elementwise_cases():
                ("silu", "bf16", 1 << 19, 512), ("add", "fp16", 1 << 22, 2),
                ("mul", "fp16", 1 << 23, 8), ("relu", "fp32", 1 << 23, 6)]
     for op, dt, n in contiguous:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s1", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": 1}))
+        out.append(elementwise_rec(op, dt, n, 1))
     for op, dt, n, s in strided:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s{s}", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": s}))
+        out.append(elementwise_rec(op, dt, n, s))
     return out
 
 
@@ -99,7 +97,7 @@ def row_cases():
     out = []
     for op, lst in sets.items():
         for r, c, dt in lst:
-            out.append(rec(f"{op}/{dt}/r{r}_c{c}", op, {"rows": r, "cols": c, "dtype": dt}))
+            out.append(row_rec(op, r, c, dt))
     return out
 
 
@@ -108,10 +106,7 @@ def membw_cases():
     for kind, b in [("read", 80 * MiB), ("write", 768 * MiB), ("copy", 1280 * MiB),
                     ("read", 14 * MiB), ("write", 3 * GiB), ("copy", 200 * MiB),
                     ("read", 2560 * MiB), ("write", 48 * MiB)]:
-        ws = 2 * b if kind == "copy" else b
-        sets = rotation_sets(ws, 512) if ws < 4 * L2_BYTES else 1
-        id_ = f"membw/{kind}/{human(b)}" + (f"/rotate{sets}" if sets > 1 else "")
-        out.append(rec(id_, "membw", {"kind": kind, "bytes": b, "buffers": sets}))
+        out.append(membw_rec(kind, b))
     return out
 
 
@@ -119,16 +114,14 @@ def copy_cases():
     out = []
     for b in [1536 * 1024, 7 * MiB, 20 * MiB, 112 * MiB, 448 * MiB, 896 * MiB, 1792 * MiB,
               2304 * MiB]:
-        out.append(rec(f"copy/d2d/{human(b)}", "copy",
-                       {"bytes": b, "direction": "d2d", "memory": "device"}))
+        out.append(copy_rec("d2d", "device", b))
     # Pageable on both sides of the host cache (35 MB), priced with the host probe (README.md).
     sizes = {"pinned": [1536 * 1024, 18 * MiB, 96 * MiB, 512 * MiB],
              "pageable": [1536 * 1024, 20 * MiB, 96 * MiB, 224 * MiB]}
     for d in ["h2d", "d2h"]:
         for mem in ["pinned", "pageable"]:
             for b in sizes[mem]:
-                out.append(rec(f"copy/{d}/{mem}/{human(b)}", "copy",
-                               {"bytes": b, "direction": d, "memory": mem}, "per_call"))
+                out.append(copy_rec(d, mem, b))
     return out
 
 
@@ -136,9 +129,9 @@ def launch_cases():
     # Dependent chains below, near and past the launch queue's 1024 entries; eager and graph.
     out = []
     for n in [50, 200, 800, 1200, 1600, 4000]:
-        out.append(rec(f"launch/dependent/{n}", "launch", {"kind": "dependent", "kernels": n}))
+        out.append(launch_rec("dependent", n))
     for kind, n in [("eager", 50), ("eager", 1200), ("graph", 50), ("graph", 4000)]:
-        out.append(rec(f"launch/{kind}/{n}", "launch", {"kind": kind, "kernels": n}))
+        out.append(launch_rec(kind, n))
     return out
 
 

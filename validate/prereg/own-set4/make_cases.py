@@ -19,8 +19,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from own_prereg import (GiB, L2_BYTES, MiB, gemm_rec, human, rec,  # noqa: E402
-                        rotation_sets, write_cases)
+from own_prereg import (MiB, copy_rec, elementwise_rec, gemm_rec, launch_rec,  # noqa: E402
+                        membw_rec, row_rec, write_cases)
 
 
 def gemm_cases():
@@ -73,11 +73,9 @@ def elementwise_cases():
                ("silu", "fp16", 1 << 19, 384), ("add", "fp32", 1 << 19, 32),
                ("gelu", "bf16", 1 << 20, 64), ("mul", "bf16", 1 << 21, 4)]
     for op, dt, n in contiguous:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s1", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": 1}))
+        out.append(elementwise_rec(op, dt, n, 1))
     for op, dt, n, s in strided:
-        out.append(rec(f"elementwise/{op}/{dt}/n{n}/s{s}", "elementwise",
-                       {"op": op, "n": n, "dtype": dt, "stride": s}))
+        out.append(elementwise_rec(op, dt, n, s))
     return out
 
 
@@ -97,7 +95,7 @@ def row_cases():
     out = []
     for op, lst in sets.items():
         for r, c, dt in lst:
-            out.append(rec(f"{op}/{dt}/r{r}_c{c}", op, {"rows": r, "cols": c, "dtype": dt}))
+            out.append(row_rec(op, r, c, dt))
     return out
 
 
@@ -106,10 +104,7 @@ def membw_cases():
     for kind, b in [("read", 56 * MiB), ("write", 1792 * MiB), ("copy", 704 * MiB),
                     ("read", 4608 * MiB), ("write", 28 * MiB), ("copy", 88 * MiB),
                     ("read", 300 * MiB), ("write", 3584 * MiB)]:
-        ws = 2 * b if kind == "copy" else b
-        sets = rotation_sets(ws, 512) if ws < 4 * L2_BYTES else 1
-        id_ = f"membw/{kind}/{human(b)}" + (f"/rotate{sets}" if sets > 1 else "")
-        out.append(rec(id_, "membw", {"kind": kind, "bytes": b, "buffers": sets}))
+        out.append(membw_rec(kind, b))
     return out
 
 
@@ -117,16 +112,14 @@ def copy_cases():
     out = []
     for b in [512 * 1024, 6 * MiB, 14 * MiB, 56 * MiB, 176 * MiB, 704 * MiB, 1216 * MiB,
               2816 * MiB]:
-        out.append(rec(f"copy/d2d/{human(b)}", "copy",
-                       {"bytes": b, "direction": "d2d", "memory": "device"}))
+        out.append(copy_rec("d2d", "device", b))
     # Pageable on both sides of the host cache (35 MB), on the fitted rates (no probe: README.md).
     sizes = {"pinned": [768 * 1024, 44 * MiB, 160 * MiB, 1280 * MiB],
              "pageable": [5 * MiB, 52 * MiB, 160 * MiB, 384 * MiB]}
     for d in ["h2d", "d2h"]:
         for mem in ["pinned", "pageable"]:
             for b in sizes[mem]:
-                out.append(rec(f"copy/{d}/{mem}/{human(b)}", "copy",
-                               {"bytes": b, "direction": d, "memory": mem}, "per_call"))
+                out.append(copy_rec(d, mem, b))
     return out
 
 
@@ -134,10 +127,10 @@ def launch_cases():
     # Dependent chains below, at and past the launch queue's 1024 entries; eager and graph.
     out = []
     for n in [150, 700, 1024, 2500, 6000]:
-        out.append(rec(f"launch/dependent/{n}", "launch", {"kind": "dependent", "kernels": n}))
+        out.append(launch_rec("dependent", n))
     for kind, n in [("eager", 40), ("eager", 400), ("eager", 2500), ("graph", 700),
                     ("graph", 1500)]:
-        out.append(rec(f"launch/{kind}/{n}", "launch", {"kind": kind, "kernels": n}))
+        out.append(launch_rec(kind, n))
     return out
 
 
