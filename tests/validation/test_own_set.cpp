@@ -23,28 +23,14 @@
 #include <vector>
 
 #include "models/records.hpp"
+#include "tests/validation/own_set_common.hpp"
 
 using namespace ridge;
+using own_sets::op_class;
+using own_sets::read_json;
 
 namespace {
 const std::string kRoot = RIDGE_SOURCE_DIR;
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream f(path);
-  REQUIRE(f.good());
-  return nlohmann::json::parse(f);
-}
-
-// The op classes of errors.py (models/calibration.cpp's names): GEMMs by dtype, strided
-// elementwise apart, copies by direction, else the op.
-std::string op_class(const nlohmann::json& r) {
-  const std::string op = r.at("op");
-  const auto& p = r.at("params");
-  if (op == "gemm") return "gemm " + p.at("dtype").get<std::string>();
-  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
-  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
-  return op;
-}
 
 struct Errors {
   std::vector<double> all;                              // |error| of every scored case
@@ -66,7 +52,7 @@ const Errors& preregistered() {
       const double m = r.at("timing").at("median_us");
       const double err = std::abs(p.at(r.at("id")) - m) / m;
       out.all.push_back(err);
-      out.by_class[op_class(r)].push_back(err);
+      out.by_class[op_class(r, false)].push_back(err);
     }
     return out;
   }();

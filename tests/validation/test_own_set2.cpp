@@ -21,6 +21,7 @@
 #include "models/kernel_model.hpp"
 #include "models/op.hpp"
 #include "models/records.hpp"
+#include "tests/validation/own_set_common.hpp"
 
 using namespace ridge;
 
@@ -71,24 +72,6 @@ TEST_CASE("a pageable h2d copy reads the cached part of its source faster than t
 // dimension (k of A and B, n of C) that is not a multiple of 16 bytes.
 namespace {
 
-bool misaligned(const nlohmann::json& p) {
-  const std::string dt = p.at("dtype");
-  const int in = dt == "fp32" || dt == "tf32" ? 4 : (dt == "fp16" || dt == "bf16" ? 2 : 1);
-  const int out = dt.rfind("fp8", 0) == 0 ? 2 : in;
-  return (p.at("k").get<long long>() * in) % 16 != 0 ||
-         (p.at("n").get<long long>() * out) % 16 != 0;
-}
-
-std::string set2_class(const nlohmann::json& r) {
-  const std::string op = r.at("op");
-  const auto& p = r.at("params");
-  if (op == "gemm")
-    return misaligned(p) ? "gemm misaligned" : "gemm " + p.at("dtype").get<std::string>();
-  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
-  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
-  return op;
-}
-
 struct Set2 {
   std::vector<double> all;                              // |error| of every scored case
   std::map<std::string, std::vector<double>> by_class;  // |error| per op class, scored or not
@@ -110,7 +93,7 @@ const Set2& set2() {
     for (const auto& r : measured.at("records")) {
       const double m = r.at("timing").at("median_us");
       const double err = std::abs(p.at(r.at("id")) - m) / m;
-      const std::string c = set2_class(r);
+      const std::string c = own_sets::op_class(r, true);
       out.by_class[c].push_back(err);
       if (c != "gemm misaligned") out.all.push_back(err);
     }

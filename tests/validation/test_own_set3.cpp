@@ -24,8 +24,10 @@
 #include "models/launch.hpp"
 #include "models/op.hpp"
 #include "models/records.hpp"
+#include "tests/validation/own_set_common.hpp"
 
 using namespace ridge;
+using own_sets::read_json;
 
 TEST_CASE("queued dependent launches drain at the GPU's period, then at the host's",
           "[validation][own-set3]") {
@@ -98,30 +100,6 @@ namespace {
 
 const std::string kRoot = RIDGE_SOURCE_DIR;
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream f(path);
-  REQUIRE(f.good());
-  return nlohmann::json::parse(f);
-}
-
-bool misaligned(const nlohmann::json& p) {
-  const std::string dt = p.at("dtype");
-  const int in = dt == "fp32" || dt == "tf32" ? 4 : (dt == "fp16" || dt == "bf16" ? 2 : 1);
-  const int out = dt.rfind("fp8", 0) == 0 ? 2 : in;
-  return (p.at("k").get<long long>() * in) % 16 != 0 ||
-         (p.at("n").get<long long>() * out) % 16 != 0;
-}
-
-std::string set3_class(const nlohmann::json& r) {
-  const std::string op = r.at("op");
-  const auto& p = r.at("params");
-  if (op == "gemm")
-    return misaligned(p) ? "gemm misaligned" : "gemm " + p.at("dtype").get<std::string>();
-  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
-  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
-  return op;
-}
-
 struct Set3 {
   std::vector<double> all;                              // |error| of every case (all scored)
   std::map<std::string, std::vector<double>> by_class;  // |error| per op class
@@ -137,7 +115,7 @@ const Set3& set3() {
     for (const auto& r : measured.at("records")) {
       const double m = r.at("timing").at("median_us");
       const double err = std::abs(p.at(r.at("id")) - m) / m;
-      out.by_class[set3_class(r)].push_back(err);
+      out.by_class[own_sets::op_class(r, true)].push_back(err);
       out.all.push_back(err);
     }
     return out;

@@ -1,0 +1,43 @@
+// What the own-program sets' tests share (validate/prereg/own-set*): reading a committed JSON
+// file, and the op classes errors.py scores by (models/calibration.cpp's names: GEMMs by dtype,
+// strided elementwise apart, copies by direction, else the op), with the GEMMs whose leading
+// dimensions are not 16-byte multiples as a class of their own from set 2 on.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace ridge::own_sets {
+
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  return nlohmann::json::parse(f);
+}
+
+/// A GEMM whose k (rows of A and B) or n (rows of C) is not a multiple of 16 bytes.
+inline bool misaligned(const nlohmann::json& p) {
+  const std::string dt = p.at("dtype");
+  const int in = dt == "fp32" || dt == "tf32" ? 4 : (dt == "fp16" || dt == "bf16" ? 2 : 1);
+  const int out = dt.rfind("fp8", 0) == 0 ? 2 : in;
+  return (p.at("k").get<long long>() * in) % 16 != 0 ||
+         (p.at("n").get<long long>() * out) % 16 != 0;
+}
+
+/// The op class of a record; `split_misaligned`: misaligned GEMMs as "gemm misaligned" (sets 2+).
+inline std::string op_class(const nlohmann::json& r, bool split_misaligned) {
+  const std::string op = r.at("op");
+  const auto& p = r.at("params");
+  if (op == "gemm")
+    return split_misaligned && misaligned(p) ? "gemm misaligned"
+                                             : "gemm " + p.at("dtype").get<std::string>();
+  if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
+  if (op == "copy") return "copy " + p.at("direction").get<std::string>();
+  return op;
+}
+
+}  // namespace ridge::own_sets
