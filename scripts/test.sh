@@ -32,16 +32,30 @@ fuzz_targets="$fuzz_targets fuzz_timeline fuzz_kineto"
 # shellcheck disable=SC2086
 cmake --build build/fuzz --target $fuzz_targets -j"$jobs"
 # fuzz TARGET SECONDS DICT SEEDS...: a fresh corpus of the seeds (fuzz/corpus/ holds issue 21's
-# bombs and the crashes found so far), with a dictionary of the format's tokens and keys.
+# bombs and the crashes found so far), with a dictionary of the format's tokens and keys. The
+# seed is fixed, so a slower machine runs a prefix of the same inputs and a red run can be re-run
+# (the long runs of fuzz/long-run.sh explore with fresh seeds). On a crash the report and the
+# input (base64) are printed: CI keeps nothing else.
 fuzz() {
   local target="$1" seconds="$2" dict="fuzz/dict/$3.dict"
   shift 3
-  local corpus
-  corpus="$(mktemp -d)"
+  local corpus artifacts log
+  corpus="$(mktemp -d)" artifacts="$(mktemp -d)" log="$(mktemp)"
   cp "$@" "$corpus/"
-  "./build/fuzz/fuzz/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-    -rss_limit_mb=2048 -dict="$dict" "$corpus" 2>&1 | tail -2
-  rm -rf "$corpus"
+  if ! "./build/fuzz/fuzz/$target" -seed=1 -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+    -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1; then
+    echo "$target: libFuzzer found a failing input; its report:"
+    grep -v -E '^#[0-9]+' "$log" | tail -80
+    for f in "$artifacts"/*; do
+      [ -f "$f" ] || continue
+      echo "$(basename "$f") ($(wc -c <"$f") bytes), base64 (decode with base64 -d, then"
+      echo "run ./build/fuzz/fuzz/$target FILE):"
+      base64 -w 100 "$f"
+    done
+    exit 1
+  fi
+  tail -2 "$log"
+  rm -rf "$corpus" "$artifacts" "$log"
 }
 kineto_seeds="$(mktemp -d)"
 for f in tests/workloads/data/kineto/*.json.gz; do

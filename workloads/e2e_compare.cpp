@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "hw/json_number.hpp"
 #include "models/records.hpp"
 #include "workloads/analysis.hpp"
 #include "workloads/diffusion.hpp"
@@ -15,9 +16,15 @@
 namespace ridge::workloads {
 namespace {
 
+// p[k], or `fallback` when absent or null; integers through hw::json_integer_at (a float beyond
+// the type, or with a fraction, is nlohmann's type_error, not a silently converted value).
 template <typename T>
 T get(const nlohmann::json& p, const char* k, T fallback) {
-  return p.contains(k) && !p[k].is_null() ? p[k].get<T>() : fallback;
+  if (!p.contains(k) || p[k].is_null()) return fallback;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return hw::json_integer_at<T>(p[k]);
+  else
+    return p[k].get<T>();
 }
 
 TransformerConfig transformer_from(const nlohmann::json& p, bool llama) {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <unordered_map>
 
 #include "hw/config.hpp"
+#include "hw/json_number.hpp"
 #include "workloads/kernel_classify.hpp"
 
 namespace ridge::workloads {
@@ -131,6 +133,13 @@ ImportedRun import_events(const TraceEvents& ev, const std::string& source) {
   for (auto& o : r.ops) {
     o.start_ns -= t0;
     if (o.issue_ns >= 0) o.issue_ns -= t0;
+    // The readers bound each time to 1e18 ns, so these differences and sums do not overflow; a
+    // run whose times spread further is damage, and its graph file could not be read back.
+    if (o.start_ns + o.dur_ns > kMaxImportedNs || o.issue_ns > kMaxImportedNs)
+      throw TraceError(
+          fmt::format("{}: event {}: times span more than 2^60 ns (36 years) from the "
+                      "trace's first event",
+                      source, o.detail.value("trace_event", std::size_t{0})));
     const int64_t issue = o.issue_ns >= 0 ? o.issue_ns : o.start_ns;
     o.host_gap_ns = std::max<int64_t>(0, issue - prev_issue);
     prev_issue = std::max(prev_issue, issue);
@@ -239,15 +248,41 @@ ImportedRun imported_from_json(const nlohmann::json& j, const std::string& label
   };
   if (!j.is_object() || j.value("schema", "") != "ridge.imported_graph/1")
     bad("schema", "expected \"ridge.imported_graph/1\" (a file written by `ridge import`)");
+  // Integers through hw::json_integer_at: a float beyond the type is an error, not a wrapped or
+  // undefined value.
+  auto integer = [](const nlohmann::json& obj, const char* key) {
+    return hw::json_integer_at<int64_t>(obj.at(key));
+  };
+  auto integer_or = [](const nlohmann::json& obj, const char* key, int64_t fallback) {
+    return obj.contains(key) ? hw::json_integer_at<int64_t>(obj.at(key)) : fallback;
+  };
+  auto integers = [](const nlohmann::json& obj, const char* key, std::size_t size) {
+    const auto& a = obj.at(key);
+    if (!a.is_array() || (size > 0 && a.size() != size))
+      throw nlohmann::json::type_error::create(
+          302,
+          size > 0 ? fmt::format("expected an array of {} integers", size)
+                   : std::string("expected an array of integers"),
+          &a);
+    std::vector<int64_t> v;
+    v.reserve(a.size());
+    for (const auto& x : a) v.push_back(hw::json_integer_at<int64_t>(x));
+    return v;
+  };
   try {
     const auto& src = j.at("source");
     r.source = src.value("file", "");
     r.sha256 = src.value("sha256", "");
     r.device = src.value("device", "");
-    r.events = src.value("events", std::size_t{0});
-    r.skipped = src.value("skipped_categories", std::map<std::string, long long>{});
-    r.span_ns = j.at("span_ns").get<int64_t>();
-    r.streams = j.at("streams").get<std::vector<int64_t>>();
+    r.events = src.contains("events") ? hw::json_integer_at<std::size_t>(src.at("events")) : 0;
+    if (src.contains("skipped_categories")) {
+      const auto& sk = src.at("skipped_categories");
+      if (!sk.is_object())
+        throw nlohmann::json::type_error::create(302, "expected an object of counts", &sk);
+      for (const auto& [k, n] : sk.items()) r.skipped[k] = hw::json_integer_at<long long>(n);
+    }
+    r.span_ns = integer(j, "span_ns");
+    r.streams = integers(j, "streams", 0);
   } catch (const nlohmann::json::exception& e) {
     bad("header", e.what());
   }
@@ -265,16 +300,18 @@ ImportedRun imported_from_json(const nlohmann::json& j, const std::string& label
       o.kind = oj.at("node").get<std::string>() == "copy" ? NodeKind::kCopy : NodeKind::kKernel;
       const auto& p = oj.at("op");
       o.op = models::OpSpec::from_json(p.at("kind").get<std::string>(), p.at("params"));
-      o.grid = oj.value("grid", o.grid);
-      o.block = oj.value("block", o.block);
-      o.registers = oj.value("registers", int64_t{0});
-      o.shared_bytes = oj.value("shared_bytes", int64_t{0});
-      o.stream = oj.at("stream").get<int64_t>();
-      o.start_ns = oj.at("start_ns").get<int64_t>();
-      o.dur_ns = oj.at("dur_ns").get<int64_t>();
-      o.issue_ns = oj.value("issue_ns", int64_t{-1});
-      o.host_gap_ns = oj.at("host_gap_ns").get<int64_t>();
-      o.deps = oj.value("deps", std::vector<int>{});
+      if (oj.contains("grid")) std::ranges::copy(integers(oj, "grid", 3), o.grid.begin());
+      if (oj.contains("block")) std::ranges::copy(integers(oj, "block", 3), o.block.begin());
+      o.registers = integer_or(oj, "registers", 0);
+      o.shared_bytes = integer_or(oj, "shared_bytes", 0);
+      o.stream = integer(oj, "stream");
+      o.start_ns = integer(oj, "start_ns");
+      o.dur_ns = integer(oj, "dur_ns");
+      o.issue_ns = integer_or(oj, "issue_ns", -1);
+      o.host_gap_ns = integer(oj, "host_gap_ns");
+      if (oj.contains("deps"))  // out of int's range: -1, which the check below refuses
+        for (const int64_t d : integers(oj, "deps", 0))
+          o.deps.push_back(d < 0 || d > std::numeric_limits<int>::max() ? -1 : static_cast<int>(d));
       o.cpu_op = oj.value("cpu_op", "");
       o.launch_api = oj.value("launch", "");
       o.graph = oj.value("graph", false);
@@ -284,7 +321,7 @@ ImportedRun imported_from_json(const nlohmann::json& j, const std::string& label
     } catch (const std::invalid_argument& e) {
       bad(where + ".op", e.what());
     }
-    constexpr int64_t kMaxNs = int64_t{1} << 60;  // 36 years: beyond it, sums would overflow
+    constexpr int64_t kMaxNs = kMaxImportedNs;
     if (o.dur_ns < 0 || o.host_gap_ns < 0) bad(where, "negative time");
     if (o.dur_ns > kMaxNs || o.host_gap_ns > kMaxNs || o.start_ns > kMaxNs ||
         o.start_ns < -kMaxNs || o.issue_ns > kMaxNs)

@@ -75,9 +75,15 @@ struct ImportedRun {
   std::map<std::string, ClassCount> classes() const;
 };
 
+/// The largest time an imported run holds, in ns (2^60 ns, 36 years): op starts, issues and ends
+/// relative to the trace's first event, and the span. Beyond it sums of times could overflow;
+/// the importer rejects such a trace and the graph-file reader such a file.
+inline constexpr int64_t kMaxImportedNs = int64_t{1} << 60;
+
 /// Imports a Kineto trace file. Throws TraceError.
 ImportedRun import_kineto(const std::string& path);
-/// Imports already-read events (`source` names them).
+/// Imports already-read events (`source` names them). Throws TraceError when the events' times,
+/// relative to the first, pass kMaxImportedNs.
 ImportedRun import_events(const TraceEvents& ev, const std::string& source);
 
 /// The graph file (schema ridge.imported_graph/1, docs/import.md).

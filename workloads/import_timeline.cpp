@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hw/config.hpp"
+#include "hw/json_number.hpp"
 #include "hw/limits.hpp"
 #include "workloads/kernel_classify.hpp"
 
@@ -37,7 +38,7 @@ ImportedRun parse_e2e_timeline(const std::string& text, const std::string& path,
       if (!k.is_array() || k.size() < 8)
         throw TraceError(fmt::format("{}: {}.kernels[{}]: expected 8 columns", path, part, i));
       GpuActivity a;
-      a.name = names.at(k.at(0).get<std::size_t>()).get<std::string>();
+      a.name = names.at(hw::json_integer_at<std::size_t>(k.at(0))).get<std::string>();
       a.kind = a.name.rfind("Memcpy", 0) == 0   ? GpuActivityKind::kMemcpy
                : a.name.rfind("Memset", 0) == 0 ? GpuActivityKind::kMemset
                                                 : GpuActivityKind::kKernel;
@@ -49,8 +50,10 @@ ImportedRun parse_e2e_timeline(const std::string& text, const std::string& path,
       a.correlation = static_cast<int64_t>(i);
       a.event_index = i;
       for (std::size_t d = 0; d < 3; ++d) {
-        if (k.at(6).is_array() && d < k.at(6).size()) a.grid[d] = k.at(6)[d].get<int64_t>();
-        if (k.at(7).is_array() && d < k.at(7).size()) a.block[d] = k.at(7)[d].get<int64_t>();
+        if (k.at(6).is_array() && d < k.at(6).size())
+          a.grid[d] = hw::json_integer_at<int64_t>(k.at(6)[d]);
+        if (k.at(7).is_array() && d < k.at(7).size())
+          a.block[d] = hw::json_integer_at<int64_t>(k.at(7)[d]);
       }
       const double launch = k.at(3).get<double>(), launch_dur = k.at(4).get<double>();
       if (launch_dur >= 0 && std::abs(launch) <= 1e15 && launch_dur <= 1e15)

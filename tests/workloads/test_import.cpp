@@ -204,6 +204,54 @@ TEST_CASE("import: bad traces name the byte offset or the event", "[config-error
   SECTION("an event that is not an object") {
     CHECK_THAT(message(R"({"traceEvents":[3]})"), Catch::Contains("expected an object"));
   }
+  SECTION("kernels 1.6e18 ns apart") {
+    // Each time is inside the reader's bound (|ts| <= 1e15 us), but the second kernel starts
+    // 1.6e15 us = 1.6e18 ns after the first, past 2^60 = 1.15e18 ns: its graph file could not be
+    // read back, so the import refuses it and names the event (the fuzzer's find, CI 2026-12-02).
+    const std::string t =
+        R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":-8e14,"dur":1.0,)"
+        R"("args":{"stream":7,"correlation":1}},{"ph":"X","cat":"kernel","name":"k","ts":8e14,)"
+        R"("dur":1.0,"args":{"stream":7,"correlation":2}}]})";
+    CHECK_THROWS_WITH(import_events(parse_kineto(t, "t.json"), "t.json"),
+                      Catch::Contains("t.json: event 1") && Catch::Contains("2^60 ns"));
+  }
+}
+
+TEST_CASE("import: an e2e timeline whose times spread past 2^60 ns is refused",
+          "[config-errors][import]") {
+  // Two rows of [name, gpu_ts_us, gpu_dur_us, launch_ts_us, launch_dur_us, op, grid, block]: each
+  // inside the row bound (1e15 us), 1.6e18 ns apart; within 1e18 ns of each other they import.
+  auto timeline = [](double ts0, double ts1) {
+    return fmt::format(
+        R"({{"schema":"ridge.e2e_timeline/1","full":{{"names":["k"],"kernels":[)"
+        R"([0,{},1.0,{},1.0,"",[1,1,1],[1,1,1]],[0,{},1.0,{},1.0,"",[1,1,1],[1,1,1]]]}}}})",
+        ts0, ts0, ts1, ts1);
+  };
+  CHECK_THROWS_WITH(parse_e2e_timeline(timeline(-8e14, 8e14), "t.json", "full"),
+                    Catch::Contains("t.json:full: event 1") && Catch::Contains("2^60 ns"));
+  const ImportedRun r = parse_e2e_timeline(timeline(-5e14, 5e14), "t.json", "full");
+  CHECK(r.span_ns == 1'000'000'000'000'001'000LL);  // 1e15 us apart, plus the second kernel's 1 us
+  // What the import accepts, the graph-file reader reads back.
+  CHECK(imported_from_json(imported_json(r), "g.json").span_ns == r.span_ns);
+  // A grid of 1e25 (a float past int64: undefined behaviour as nlohmann converts it) is an error
+  // in place, as is a name index with a fraction (the fuzzer's second find, 2026-12-02).
+  const std::string big = timeline(0, 1);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = big;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  CHECK_THROWS_WITH(parse_e2e_timeline(with("[1,1,1]", "[1e25,1,1]"), "t.json", "full"),
+                    Catch::Contains("t.json: full:") && Catch::Contains("expected an integer"));
+  CHECK_THROWS_WITH(parse_e2e_timeline(with("[0,", "[0.5,"), "t.json", "full"),
+                    Catch::Contains("expected an integer"));
+  // The graph file: a start time of 1e25 ns, and one with a fraction.
+  nlohmann::json g = imported_json(r);
+  g["ops"][0]["start_ns"] = 1e25;
+  CHECK_THROWS_WITH(imported_from_json(g, "g.json"),
+                    Catch::Contains("g.json: ops[0]") && Catch::Contains("expected an integer"));
+  g["ops"][0]["start_ns"] = 2.5;
+  CHECK_THROWS_WITH(imported_from_json(g, "g.json"), Catch::Contains("expected an integer"));
 }
 
 TEST_CASE("import: a damaged gzip file is an error, not a short trace", "[config-errors][import]") {
