@@ -28,3 +28,4 @@ for f in tests/workloads/data/kineto/*.json.gz; do
   gzip -dc "$f" >"$out/fuzz_kineto/$(basename "$f" .gz)" || true # truncated.json.gz ends early
 done
 seed fuzz_kineto json fuzz/corpus/kineto/*
+seed fuzz_e2e json fuzz/corpus/e2e/*

@@ -24,26 +24,30 @@ cmake --build build/asan -j"$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== fuzz the parsers (libFuzzer, bounded: 150 s in all)"
+echo "== fuzz the parsers (libFuzzer, bounded: 165 s in all)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_FUZZ=ON \
       -DRIDGE_TESTS=OFF -DRIDGE_BENCH=OFF -DRIDGE_VALIDATE=OFF >/dev/null
 fuzz_targets="fuzz_config fuzz_model fuzz_study fuzz_records fuzz_cases fuzz_trace fuzz_graph"
-fuzz_targets="$fuzz_targets fuzz_timeline fuzz_kineto"
+fuzz_targets="$fuzz_targets fuzz_timeline fuzz_kineto fuzz_e2e"
 # shellcheck disable=SC2086
 cmake --build build/fuzz --target $fuzz_targets -j"$jobs"
 # fuzz TARGET SECONDS DICT SEEDS...: a fresh corpus of the seeds (fuzz/corpus/ holds issue 21's
 # bombs and the crashes found so far), with a dictionary of the format's tokens and keys. The
 # seed is fixed, so a slower machine runs a prefix of the same inputs and a red run can be re-run
 # (the long runs of fuzz/long-run.sh explore with fresh seeds). On a crash the report and the
-# input (base64) are printed: CI keeps nothing else.
+# input (base64) are printed: CI keeps nothing else. An input may take up to 10 s (fuzz_e2e: 60 s,
+# each of its units simulates a whole model step, ~0.5 s under the sanitizers and up to the
+# 500,000-op graph limit) before libFuzzer calls it a hang.
 fuzz() {
   local target="$1" seconds="$2" dict="fuzz/dict/$3.dict"
   shift 3
-  local corpus artifacts log
+  local corpus artifacts log timeout=10
+  [ "$target" = fuzz_e2e ] && timeout=60
   corpus="$(mktemp -d)" artifacts="$(mktemp -d)" log="$(mktemp)"
   cp "$@" "$corpus/"
-  if ! "./build/fuzz/fuzz/$target" -seed=1 -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-    -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1; then
+  if ! "./build/fuzz/fuzz/$target" -seed=1 -max_total_time="$seconds" -max_len=4096 \
+    -timeout="$timeout" -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$artifacts/" \
+    "$corpus" >"$log" 2>&1; then
     echo "$target: libFuzzer found a failing input; its report:"
     grep -v -E '^#[0-9]+' "$log" | tail -80
     for f in "$artifacts"/*; do
@@ -71,5 +75,6 @@ fuzz fuzz_trace 15 json fuzz/corpus/trace/*
 fuzz fuzz_graph 15 yaml configs/graphs/*.yaml fuzz/corpus/graph/*
 fuzz fuzz_timeline 15 json fuzz/corpus/timeline/*
 fuzz fuzz_kineto 15 json "$kineto_seeds"/* fuzz/corpus/kineto/*
+fuzz fuzz_e2e 15 json fuzz/corpus/e2e/*
 rm -rf "$kineto_seeds"
 echo "== all tests passed"

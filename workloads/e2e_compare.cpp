@@ -11,6 +11,7 @@
 #include "workloads/analysis.hpp"
 #include "workloads/diffusion.hpp"
 #include "workloads/executor.hpp"
+#include "workloads/file_keys.hpp"
 #include "workloads/transformer.hpp"
 
 namespace ridge::workloads {
@@ -27,24 +28,56 @@ T get(const nlohmann::json& p, const char* k, T fallback) {
     return p[k].get<T>();
 }
 
-TransformerConfig transformer_from(const nlohmann::json& p, bool llama) {
+// An integer params key of a record at `at`, in the range the same key has in model or study
+// files (workloads/file_keys.cpp), or `fallback` when absent or null: an error naming the record
+// and the key otherwise (heads 0 divided d_model by zero: SIGFPE).
+long long count(const nlohmann::json& p, const std::string& at, const char* key,
+                const FileKey& range, long long fallback) {
+  if (!p.contains(key) || p[key].is_null()) return fallback;
+  const auto v = hw::json_integer<long long>(p[key]);
+  if (!v || *v < range.lo || *v > range.hi)
+    throw std::invalid_argument(
+        fmt::format("{}: params.{}: expected an integer from {} to {}, got {}", at, key, range.lo,
+                    range.hi, p[key].dump()));
+  return *v;
+}
+long long model_count(const nlohmann::json& p, const std::string& at, const char* key,
+                      const char* model_key, long long fallback) {
+  return count(p, at, key, file_key(model_keys(), fmt::format("model.{}", model_key)), fallback);
+}
+long long study_count(const nlohmann::json& p, const std::string& at, const char* key,
+                      const char* study_key, long long fallback) {
+  return count(p, at, key, file_key(study_keys(), fmt::format("study.workloads[].{}", study_key)),
+               fallback);
+}
+
+TransformerConfig transformer_from(const nlohmann::json& p, bool llama, const std::string& at) {
   TransformerConfig m;
   m.name = get<std::string>(p, "model", "e2e");
   m.style = llama ? "llama" : "gpt";
-  m.layers = get<int>(p, "layers", 1);
-  m.d_model = get<long long>(p, "d_model", 768);
-  m.heads = get<int>(p, "heads", 12);
-  m.kv_heads = get<int>(p, "kv_heads", m.heads);
-  m.head_dim = get<int>(p, "head_dim", static_cast<int>(m.d_model / m.heads));
-  m.ffn = get<long long>(p, "ffn", 4 * m.d_model);
-  m.vocab = get<long long>(p, "vocab", 50304);
+  m.layers = static_cast<int>(model_count(p, at, "layers", "layers", 1));
+  m.d_model = model_count(p, at, "d_model", "d_model", 768);
+  m.heads = static_cast<int>(model_count(p, at, "heads", "heads", 12));
+  m.kv_heads = static_cast<int>(model_count(p, at, "kv_heads", "kv_heads", m.heads));
+  const bool explicit_head_dim = p.contains("head_dim") && !p["head_dim"].is_null();
+  if (!explicit_head_dim && m.d_model % m.heads != 0)
+    throw std::invalid_argument(
+        fmt::format("{}: params.heads: must divide d_model ({} / {} leaves {}), or give head_dim",
+                    at, m.d_model, m.heads, m.d_model % m.heads));
+  if (m.heads % m.kv_heads != 0)
+    throw std::invalid_argument(fmt::format("{}: params.kv_heads: must divide heads ({} % {} = {})",
+                                            at, m.heads, m.kv_heads, m.heads % m.kv_heads));
+  m.head_dim = static_cast<int>(model_count(p, at, "head_dim", "head_dim", m.d_model / m.heads));
+  m.ffn = model_count(p, at, "ffn", "ffn", 4 * m.d_model);
+  m.vocab = model_count(p, at, "vocab", "vocab", 50304);
   m.tied_embeddings = get<bool>(p, "tied_embeddings", !llama);
   m.gated_mlp = llama;
   m.activation = llama ? "silu" : "gelu_tanh";
   m.norm = llama ? NormType::kRmsNorm : NormType::kLayerNorm;
   m.bias = !llama;
   m.position = llama ? "rope" : "learned";
-  m.max_positions = get<long long>(p, "max_len", get<long long>(p, "seq", 1024));
+  m.max_positions = model_count(p, at, "max_len", "max_positions",
+                                model_count(p, at, "seq", "max_positions", 1024));
   return m;
 }
 
@@ -143,76 +176,87 @@ std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gp
     have_dit = true;
   } catch (const std::exception&) {
   }
-  for (std::size_t ri = 0; ri < recs.size(); ++ri) {
-    const nlohmann::json& r = recs[ri];
-    if (!r.contains("op") || !r.contains("timing") || !r["timing"].contains("median_us")) continue;
-    const std::string op = r["op"];
-    const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
-    E2eRow row;
-    row.id = get<std::string>(r, "id", op);
-    row.op = op;
-    if (r.contains("profile") && r["profile"].is_object())
-      row.measured_kernels = get<long long>(r["profile"], "kernel_launches", -1);
-    const std::string key = op + " " + p.dump();
-    // Measured once the simulation says whether the case is host-bound: its nominal steps then
-    // count at the model's host speed.
-    auto finish = [&](E2eRow& x) {
-      measure(r, where(ri, r), fastest, x.bound == "host" ? probe_ref_us : 0, x);
-      x.error = (x.predicted_s - x.measured_s) / x.measured_s;
-      rows.push_back(x);
-    };
-    if (cache) {
-      if (auto it = cache->entries.find(key); it != cache->entries.end()) {
-        const E2eCache::Entry& c = it->second;
-        row.predicted_s = c.step_s;
-        row.predicted_kernels = c.kernels;
-        row.bound = c.bound;
-        row.dispatches = c.dispatches;
-        row.host_busy_s = c.host_busy_s;
-        finish(row);
+  // A field of the wrong JSON type (a string for `graph`, a number for `stage`) is nlohmann's
+  // type_error: reported with the record it is in.
+  std::size_t ri = 0;
+  try {
+    for (; ri < recs.size(); ++ri) {
+      const nlohmann::json& r = recs[ri];
+      if (!r.contains("op") || !r.contains("timing") || !r["timing"].contains("median_us"))
+        continue;
+      const std::string op = r["op"];
+      const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
+      E2eRow row;
+      row.id = get<std::string>(r, "id", op);
+      row.op = op;
+      if (r.contains("profile") && r["profile"].is_object())
+        row.measured_kernels = get<long long>(r["profile"], "kernel_launches", -1);
+      const std::string key = op + " " + p.dump();
+      // Measured once the simulation says whether the case is host-bound: its nominal steps then
+      // count at the model's host speed.
+      auto finish = [&](E2eRow& x) {
+        measure(r, where(ri, r), fastest, x.bound == "host" ? probe_ref_us : 0, x);
+        x.error = (x.predicted_s - x.measured_s) / x.measured_s;
+        rows.push_back(x);
+      };
+      if (cache) {
+        if (auto it = cache->entries.find(key); it != cache->entries.end()) {
+          const E2eCache::Entry& c = it->second;
+          row.predicted_s = c.step_s;
+          row.predicted_kernels = c.kernels;
+          row.bound = c.bound;
+          row.dispatches = c.dispatches;
+          row.host_busy_s = c.host_busy_s;
+          finish(row);
+          continue;
+        }
+      }
+      Graph g;
+      if (op == "e2e_train") {
+        TrainOptions o;
+        const std::string at = where(ri, r);
+        o.micro_batch = study_count(p, at, "micro_batch", "micro_batch", 1);
+        o.seq = study_count(p, at, "seq", "seq", 1024);
+        o.grad_accum = static_cast<int>(study_count(p, at, "grad_accum", "grad_accum", 1));
+        g = build_train_step(transformer_from(p, false, at), o);
+      } else if (op == "e2e_prefill" || op == "e2e_decode") {
+        InferenceOptions o;
+        const std::string at = where(ri, r);
+        o.batch = study_count(p, at, "batch", "batch", 1);
+        o.prompt = study_count(p, at, "prompt_len", "prompt", 1024);
+        o.context = study_count(p, at, "context", "context", 1024);
+        o.max_len = study_count(p, at, "max_len", "max_len", 2048);
+        o.cuda_graph = get<bool>(p, "graph", false);
+        const TransformerConfig m = transformer_from(p, true, at);
+        g = op == "e2e_prefill" ? build_prefill(m, o) : build_decode_step(m, o);
+      } else if (op == "e2e_diffusion" && have_dit) {
+        DiffusionOptions o;
+        o.steps = static_cast<int>(study_count(p, where(ri, r), "K", "steps", 20));
+        g = build_diffusion_pipeline(dit, o);
+      } else if (op == "e2e_stage" && have_dit && get<std::string>(p, "stage", "") == "denoiser") {
+        g = build_denoiser_call(dit);
+      } else if (op == "e2e_stage" && have_dit &&
+                 get<std::string>(p, "stage", "") == "text_encoder") {
+        g = build_text_encoder_call(dit);
+      } else if (op == "e2e_stage" && have_dit &&
+                 get<std::string>(p, "stage", "") == "vae_decode") {
+        g = build_vae_decode_call(dit);
+      } else {
         continue;
       }
+      const Execution ex = execute(g, gpu);
+      row.predicted_s = ex.step_time_s;
+      row.predicted_kernels = ex.kernels;
+      row.bound = bound_of(g, ex);
+      row.dispatches = g.captured_end > g.captured_begin ? 0 : g.dispatch_count();
+      row.host_busy_s = ex.host_busy_s;
+      if (cache)
+        cache->entries[key] = {row.predicted_s, row.host_busy_s, row.predicted_kernels,
+                               row.dispatches, row.bound};
+      finish(row);
     }
-    Graph g;
-    if (op == "e2e_train") {
-      TrainOptions o;
-      o.micro_batch = get<long long>(p, "micro_batch", 1);
-      o.seq = get<long long>(p, "seq", 1024);
-      o.grad_accum = get<int>(p, "grad_accum", 1);
-      g = build_train_step(transformer_from(p, false), o);
-    } else if (op == "e2e_prefill" || op == "e2e_decode") {
-      InferenceOptions o;
-      o.batch = get<long long>(p, "batch", 1);
-      o.prompt = get<long long>(p, "prompt_len", 1024);
-      o.context = get<long long>(p, "context", 1024);
-      o.max_len = get<long long>(p, "max_len", 2048);
-      o.cuda_graph = get<bool>(p, "graph", false);
-      const TransformerConfig m = transformer_from(p, true);
-      g = op == "e2e_prefill" ? build_prefill(m, o) : build_decode_step(m, o);
-    } else if (op == "e2e_diffusion" && have_dit) {
-      DiffusionOptions o;
-      o.steps = get<int>(p, "K", 20);
-      g = build_diffusion_pipeline(dit, o);
-    } else if (op == "e2e_stage" && have_dit && get<std::string>(p, "stage", "") == "denoiser") {
-      g = build_denoiser_call(dit);
-    } else if (op == "e2e_stage" && have_dit &&
-               get<std::string>(p, "stage", "") == "text_encoder") {
-      g = build_text_encoder_call(dit);
-    } else if (op == "e2e_stage" && have_dit && get<std::string>(p, "stage", "") == "vae_decode") {
-      g = build_vae_decode_call(dit);
-    } else {
-      continue;
-    }
-    const Execution ex = execute(g, gpu);
-    row.predicted_s = ex.step_time_s;
-    row.predicted_kernels = ex.kernels;
-    row.bound = bound_of(g, ex);
-    row.dispatches = g.captured_end > g.captured_begin ? 0 : g.dispatch_count();
-    row.host_busy_s = ex.host_busy_s;
-    if (cache)
-      cache->entries[key] = {row.predicted_s, row.host_busy_s, row.predicted_kernels,
-                             row.dispatches, row.bound};
-    finish(row);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", where(ri, recs[ri]), e.what()));
   }
   return rows;
 }

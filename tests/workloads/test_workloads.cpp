@@ -626,6 +626,26 @@ TEST_CASE("a malformed e2e record is refused with the record and the field named
   CHECK(message(nlohmann::json{{"records", 5}}) ==
         "expected a \"records\" array (ridge.records/1) or an array");
   CHECK(message(doc({{"median_us", 12}, {"samples_us", {1, 2}}}, {100, 110})) == "accepted");
+  // A model's sizes, in the ranges model and study files give the same keys: heads 0 divided
+  // d_model by zero (SIGFPE in `ridge run --e2e-table`), 1e25 was converted unchecked.
+  auto decode = [](nlohmann::json params) {
+    return nlohmann::json{{"records",
+                           {{{"id", "case/d"},
+                             {"op", "e2e_decode"},
+                             {"params", params},
+                             {"timing", {{"median_us", 1000}}}}}}};
+  };
+  CHECK(message(decode({{"heads", 0}})) ==
+        "records[0] (case/d): params.heads: expected an integer from 1 to 65536, got 0");
+  CHECK(message(decode({{"batch", 1e25}})) ==
+        "records[0] (case/d): params.batch: expected an integer from 1 to 1048576, got 1e+25");
+  CHECK(message(decode({{"layers", 2.5}})).find("params.layers: expected an integer") !=
+        std::string::npos);
+  CHECK(message(decode({{"d_model", 1000}, {"heads", 3}})) ==
+        "records[0] (case/d): params.heads: must divide d_model (1000 / 3 leaves 1), or give "
+        "head_dim");
+  CHECK(message(decode({{"heads", 32}, {"kv_heads", 5}})) ==
+        "records[0] (case/d): params.kv_heads: must divide heads (32 % 5 = 2)");
 }
 
 // Pre-registered set e2e1 (validate/prereg/e2e1: predictions committed before the measurement):
