@@ -13,7 +13,7 @@ stage="/tmp/ridge-fuzz"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib"
 targets="fuzz_config fuzz_model fuzz_study fuzz_records fuzz_cases fuzz_trace fuzz_graph"
-targets="$targets fuzz_timeline fuzz_kineto fuzz_e2e"
+targets="$targets fuzz_timeline fuzz_kineto fuzz_e2e fuzz_collective"
 for t in $targets; do
   cmd="$(ninja -C build/fuzz -t commands "fuzz/$t" | tail -1)"
   cmd="${cmd#: && }"

@@ -29,3 +29,4 @@ for f in tests/workloads/data/kineto/*.json.gz; do
 done
 seed fuzz_kineto json fuzz/corpus/kineto/*
 seed fuzz_e2e json fuzz/corpus/e2e/*
+seed fuzz_collective json fuzz/corpus/collective/*
