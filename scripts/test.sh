@@ -35,9 +35,9 @@ cmake --build build/fuzz --target $fuzz_targets -j"$jobs"
 # bombs and the crashes found so far), with a dictionary of the format's tokens and keys. The
 # seed is fixed, so a slower machine runs a prefix of the same inputs and a red run can be re-run
 # (the long runs of fuzz/long-run.sh explore with fresh seeds). On a crash the report and the
-# input (base64) are printed: CI keeps nothing else. An input may take up to 10 s (fuzz_e2e: 60 s,
-# each of its units simulates a whole model step, ~0.5 s under the sanitizers and up to the
-# 500,000-op graph limit) before libFuzzer calls it a hang.
+# input (base64) are printed: CI keeps nothing else. An input may take up to 10 s (fuzz_e2e: 60 s:
+# its units build model steps of up to the 500,000-op graph limit) before libFuzzer calls it a
+# hang.
 fuzz() {
   local target="$1" seconds="$2" dict="fuzz/dict/$3.dict"
   shift 3

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "hw/json_number.hpp"
 #include "models/records.hpp"
@@ -159,31 +160,94 @@ std::string bound_of(const Graph& g, const Execution& ex) {
   return host > 0.5 * ex.step_time_s ? "host" : "GPU";
 }
 
+// The DiT model of the e2e diffusion records, loaded when a record first needs it; null when its
+// model file is missing.
+class E2eDit {
+ public:
+  const DiffusionConfig* get() {
+    if (!tried_) {
+      tried_ = true;
+      try {
+        cfg_ = load_model_config("dit-xl2-image-e2e").diffusion();
+      } catch (const std::exception&) {
+      }
+    }
+    return cfg_ ? &*cfg_ : nullptr;
+  }
+
+ private:
+  bool tried_ = false;
+  std::optional<DiffusionConfig> cfg_;
+};
+
+// The workload graph of record `r` (index `ri`), rebuilt from its op and params, or nullopt for an
+// op compare_e2e does not model (and the DiT stages when the dit-xl2-image-e2e model file is
+// missing). Throws std::invalid_argument naming the record and the key.
+std::optional<Graph> record_graph(const nlohmann::json& r, std::size_t ri, E2eDit& dits) {
+  const std::string op = r["op"];
+  const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
+  const std::string at = where(ri, r);
+  if (op == "e2e_train") {
+    TrainOptions o;
+    o.micro_batch = study_count(p, at, "micro_batch", "micro_batch", 1);
+    o.seq = study_count(p, at, "seq", "seq", 1024);
+    o.grad_accum = static_cast<int>(study_count(p, at, "grad_accum", "grad_accum", 1));
+    return build_train_step(transformer_from(p, false, at), o);
+  }
+  if (op == "e2e_prefill" || op == "e2e_decode") {
+    InferenceOptions o;
+    o.batch = study_count(p, at, "batch", "batch", 1);
+    o.prompt = study_count(p, at, "prompt_len", "prompt", 1024);
+    o.context = study_count(p, at, "context", "context", 1024);
+    o.max_len = study_count(p, at, "max_len", "max_len", 2048);
+    o.cuda_graph = get<bool>(p, "graph", false);
+    const TransformerConfig m = transformer_from(p, true, at);
+    return op == "e2e_prefill" ? build_prefill(m, o) : build_decode_step(m, o);
+  }
+  if (op != "e2e_diffusion" && op != "e2e_stage") return std::nullopt;
+  const DiffusionConfig* dit = dits.get();
+  if (!dit) return std::nullopt;
+  if (op == "e2e_diffusion") {
+    DiffusionOptions o;
+    o.steps = static_cast<int>(study_count(p, at, "K", "steps", 20));
+    return build_diffusion_pipeline(*dit, o);
+  }
+  const std::string stage = get<std::string>(p, "stage", "");
+  if (stage == "denoiser") return build_denoiser_call(*dit);
+  if (stage == "text_encoder") return build_text_encoder_call(*dit);
+  if (stage == "vae_decode") return build_vae_decode_call(*dit);
+  return std::nullopt;
+}
+
+// The records array of a records file (ridge.records/1) or a bare array.
+const nlohmann::json& records_of(const nlohmann::json& doc) {
+  const nlohmann::json& recs = doc.is_object() && doc.contains("records") ? doc["records"] : doc;
+  if (!recs.is_array())
+    throw std::invalid_argument("expected a \"records\" array (ridge.records/1) or an array");
+  return recs;
+}
+
+// A record compare_e2e compares: an op and a measured median.
+bool comparable(const nlohmann::json& r) {
+  return r.contains("op") && r.contains("timing") && r["timing"].contains("median_us");
+}
+
 }  // namespace
 
 std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gpu,
                                 E2eCache* cache) {
   std::vector<E2eRow> rows;
-  const nlohmann::json& recs = doc.is_object() && doc.contains("records") ? doc["records"] : doc;
-  if (!recs.is_array())
-    throw std::invalid_argument("expected a \"records\" array (ridge.records/1) or an array");
+  const nlohmann::json& recs = records_of(doc);
   const double fastest = fastest_probe(recs);
   const double probe_ref_us = gpu.param("host_probe_us") * 1e6;
-  DiffusionConfig dit;
-  bool have_dit = false;
-  try {
-    dit = load_model_config("dit-xl2-image-e2e").diffusion();
-    have_dit = true;
-  } catch (const std::exception&) {
-  }
+  E2eDit dit;
   // A field of the wrong JSON type (a string for `graph`, a number for `stage`) is nlohmann's
   // type_error: reported with the record it is in.
   std::size_t ri = 0;
   try {
     for (; ri < recs.size(); ++ri) {
       const nlohmann::json& r = recs[ri];
-      if (!r.contains("op") || !r.contains("timing") || !r["timing"].contains("median_us"))
-        continue;
+      if (!comparable(r)) continue;
       const std::string op = r["op"];
       const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
       E2eRow row;
@@ -211,39 +275,9 @@ std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gp
           continue;
         }
       }
-      Graph g;
-      if (op == "e2e_train") {
-        TrainOptions o;
-        const std::string at = where(ri, r);
-        o.micro_batch = study_count(p, at, "micro_batch", "micro_batch", 1);
-        o.seq = study_count(p, at, "seq", "seq", 1024);
-        o.grad_accum = static_cast<int>(study_count(p, at, "grad_accum", "grad_accum", 1));
-        g = build_train_step(transformer_from(p, false, at), o);
-      } else if (op == "e2e_prefill" || op == "e2e_decode") {
-        InferenceOptions o;
-        const std::string at = where(ri, r);
-        o.batch = study_count(p, at, "batch", "batch", 1);
-        o.prompt = study_count(p, at, "prompt_len", "prompt", 1024);
-        o.context = study_count(p, at, "context", "context", 1024);
-        o.max_len = study_count(p, at, "max_len", "max_len", 2048);
-        o.cuda_graph = get<bool>(p, "graph", false);
-        const TransformerConfig m = transformer_from(p, true, at);
-        g = op == "e2e_prefill" ? build_prefill(m, o) : build_decode_step(m, o);
-      } else if (op == "e2e_diffusion" && have_dit) {
-        DiffusionOptions o;
-        o.steps = static_cast<int>(study_count(p, where(ri, r), "K", "steps", 20));
-        g = build_diffusion_pipeline(dit, o);
-      } else if (op == "e2e_stage" && have_dit && get<std::string>(p, "stage", "") == "denoiser") {
-        g = build_denoiser_call(dit);
-      } else if (op == "e2e_stage" && have_dit &&
-                 get<std::string>(p, "stage", "") == "text_encoder") {
-        g = build_text_encoder_call(dit);
-      } else if (op == "e2e_stage" && have_dit &&
-                 get<std::string>(p, "stage", "") == "vae_decode") {
-        g = build_vae_decode_call(dit);
-      } else {
-        continue;
-      }
+      const std::optional<Graph> built = record_graph(r, ri, dit);
+      if (!built) continue;
+      const Graph& g = *built;
       const Execution ex = execute(g, gpu);
       row.predicted_s = ex.step_time_s;
       row.predicted_kernels = ex.kernels;
@@ -259,6 +293,28 @@ std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gp
     throw std::invalid_argument(fmt::format("{}: {}", where(ri, recs[ri]), e.what()));
   }
   return rows;
+}
+
+std::vector<Graph> e2e_graphs(const nlohmann::json& doc) {
+  std::vector<Graph> out;
+  const nlohmann::json& recs = records_of(doc);
+  const double fastest = fastest_probe(recs);
+  E2eDit dit;
+  std::size_t ri = 0;
+  try {
+    for (; ri < recs.size(); ++ri) {
+      const nlohmann::json& r = recs[ri];
+      if (!comparable(r)) continue;
+      std::optional<Graph> g = record_graph(r, ri, dit);
+      if (!g) continue;
+      E2eRow row;
+      measure(r, where(ri, r), fastest, 0, row);
+      out.push_back(std::move(*g));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", where(ri, recs[ri]), e.what()));
+  }
+  return out;
 }
 
 std::vector<E2eRow> pooled_rows(const std::vector<E2eRun>& runs) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hw/gpu_spec.hpp"
+#include "workloads/graph.hpp"
 
 namespace ridge::workloads {
 
@@ -61,6 +62,10 @@ struct E2eCache {
 /// Rows for every record it knows how to rebuild; others are left out. `config_dir` holds models/.
 std::vector<E2eRow> compare_e2e(const nlohmann::json& records_doc, const hw::GpuSpec& gpu,
                                 E2eCache* cache = nullptr);
+/// The workload graph of every record compare_e2e would simulate, in order, built and its
+/// measurement fields checked but not simulated (the records reader alone: fuzz/fuzz_e2e.cpp).
+/// Throws as compare_e2e.
+std::vector<Graph> e2e_graphs(const nlohmann::json& records_doc);
 /// One measurement run (a records file) and its rows.
 struct E2eRun {
   std::string source;  ///< the records file
