@@ -97,6 +97,9 @@ struct GemmShape {
   // Factor on the tensor-core efficiency: 1, or below it for the pre-Hopper kernels cuBLASLt falls
   // back to when a leading dimension is not a multiple of 16 bytes (unaligned_tensor_scale).
   double tensor_scale = 1.0;
+  // A cuBLAS(Lt) GEMM (the gemm op), whose tf32 kernels have their own tile set (plan_gemm); not
+  // cuDNN's implicit GEMMs, whose tiles no record shows.
+  bool cublas = false;
 };
 
 // A GEMM tile's arithmetic (the FLOPs of its k extent, quantised to the k step) set on `d`; returns
@@ -261,9 +264,23 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       {192, 128, 384, 168, 5, 2}, {128, 192, 384, 168, 5, 2}, {128, 128, 256, 168, 4, 2},
       {64, 128, 128, 168, 4, 1},  {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1},
       {16, 64, 128, 128, 4, 1},   {64, 16, 128, 128, 4, 1}};
+  // cuBLAS's tf32 GEMMs: the same tiles less the 192-wide ones. Those (and 112-, 144-, 152-,
+  // 168-, 216-, 320-wide ones) are nvjet kernels (cuBLASLt algo 66: all 19 records with a
+  // 192-wide tile), which cuBLASLt runs for fp8, fp16 and bf16 only. The 82 tf32 records
+  // (validate/data/h200 gemm.json and own-set1..3) ran algo 43 (73), algo 23 where rows are not
+  // 16-byte aligned (2), algo 21 at 256^3 (1) and the gemv algo 13 at m = 1 (6), every tile 64,
+  // 128 or 256 on each side (library.tile). With 192 allowed, the search priced small tf32 GEMMs
+  // on tiles that fit their shape into one wave where cuBLAS runs more waves of 128-wide tiles
+  // (own-set2 896 x 4864 x 896: 130 tiles of 192x192 against cuBLAS's 266 of 128x128).
+  static const std::vector<Tile> kTensorTf32 = {
+      {128, 256, 384, 168, 4, 2}, {256, 128, 384, 168, 4, 2}, {128, 128, 256, 168, 4, 2},
+      {64, 128, 128, 168, 4, 1},  {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1},
+      {16, 64, 128, 128, 4, 1},   {64, 16, 128, 128, 4, 1}};
   // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
   static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
-  const auto& tiles = g.tensor ? kTensor : kSimt;
+  const auto& tiles = !g.tensor                                         ? kSimt
+                      : g.cublas && g.precision == hw::Precision::kTf32 ? kTensorTf32
+                                                                        : kTensor;
   const int tk = g.tensor ? std::max(8, static_cast<int>(128 / g.in_bytes)) : 8;
   const int sms = gpu.sm.count;
 
@@ -617,6 +634,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
   if (k == "gemm") {
     GemmShape g = gemm_shape(op);
     g.persistent = g.tensor && persistent_gemms(gpu);
+    g.cublas = true;
     // cuBLAS runs a gemv kernel (cuBLASLt algo 13) only for fp32 and tf32 at m = 1; m = 2..8 run
     // tiled kernels (algos 10, 11, 43) like m = 16, and the tensor-core precisions use tiles
     // (64x8, 128x8) at every m (validate/data/h200/gemm.json, library.algo_id and tile).

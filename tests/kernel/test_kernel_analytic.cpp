@@ -140,6 +140,67 @@ TEST_CASE("a persistent GEMM pays its tile overhead once, a wave-by-wave one eve
       models::plan_op(a100, models::kernel_params(a100), op).kernels.front().desc.persistent);
 }
 
+TEST_CASE("tf32 GEMMs search cuBLAS's tf32 tiles: 64, 128 or 256 a side, never nvjet's 192",
+          "[analytic]") {
+  // Every tf32 record on the H200 (validate/data/h200 gemm.json, own-set1..3: cuBLASLt algos 43,
+  // 23, 21) ran a tile of 64, 128 or 256 on each side; the 192-wide tiles are nvjet kernels
+  // (algo 66), which cuBLASLt runs for fp8, fp16 and bf16 only. The model's skinny 16x64 / 64x16
+  // tiles stand in for the decode-sized ones in both lists.
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto kp = models::kernel_params(g);
+  auto tile = [&](const std::vector<std::string>& params) {
+    const auto plan = models::plan_op(g, kp, models::OpSpec::parse("gemm", params));
+    return std::pair<int, int>{plan.detail.at("tile_m").get<int>(),
+                               plan.detail.at("tile_n").get<int>()};
+  };
+  auto tf32_side = [](int s) { return s == 16 || s == 64 || s == 128 || s == 256; };
+  for (const char* shape :
+       {"m=896,n=4864,k=896", "m=3072,n=3072,k=3072", "m=300,n=6000,k=1500", "m=1000,n=2000,k=3000",
+        "m=1536,n=6144,k=12288", "m=8192,n=8192,k=8192"}) {
+    std::vector<std::string> params{"dtype=tf32"};
+    std::string s = shape;
+    for (std::size_t a = 0, b; a <= s.size(); a = b + 1) {
+      b = s.find(',', a);
+      if (b == std::string::npos) b = s.size();
+      params.push_back(s.substr(a, b - a));
+    }
+    const auto [tm, tn] = tile(params);
+    INFO(shape << ": tile " << tm << "x" << tn);
+    CHECK(tf32_side(tm));
+    CHECK(tf32_side(tn));
+  }
+  // bf16 keeps the nvjet tiles: 3072^3 runs 192x192 as cuBLASLt ran it (own-set3 record,
+  // library.tile 192x192): 16 x 16 = 256 tiles, 2 waves of 128 on 132 SMs, against 24 x 24 = 576
+  // tiles of 128x128 (5 waves of a 4/9 as large tile: 2.2 big-tile waves).
+  CHECK(tile({"m=3072", "n=3072", "k=3072", "dtype=bf16"}) == std::pair<int, int>{192, 192});
+}
+
+TEST_CASE("a tf32 GEMM of 266 cuBLAS-sized tiles takes three tile times on 132 SMs", "[analytic]") {
+  // own-set2's 896 x 4864 x 896 tf32, which cuBLASLt ran on 128x128 tiles: ceil(896/128) x
+  // ceil(4864/128) = 7 x 38 = 266 tiles. One CTA per SM (4 stages x (128 + 128) x 32 x 4 B = 128
+  // KiB of shared memory; two would need 256 KiB of the 228), so the busiest SM runs
+  // ceil(266 / 132) = 3 tiles, each 2 x 128 x 128 x 896 FLOPs at 1/132 of the tf32 peak times
+  // tensor_efficiency_tf32. Measured 38.8 us (own-set2); the 130-tile 192x192 plan the search
+  // made before the tf32 tile set was priced at one such wave (27.3 us calibrated, -29.6%).
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  const auto kp = models::kernel_params(g);
+  const auto plan = models::plan_op(
+      g, kp, models::OpSpec::parse("gemm", {"m=896", "n=4864", "k=896", "dtype=tf32"}));
+  REQUIRE(plan.kernels.size() == 1);
+  const models::KernelDesc& d = plan.kernels.front().desc;
+  CHECK(plan.detail.at("tile_m").get<int>() == 128);
+  CHECK(plan.detail.at("tile_n").get<int>() == 128);
+  CHECK(d.grid == 7 * 38);
+  const auto s = models::kernel_setup(g, kp, d);
+  REQUIRE(s.blocks_per_sm == 1);
+  const auto e = models::estimate_kernel(s);
+  CHECK(e.waves == 3);
+  const double tile_s = 2.0 * 128 * 128 * 896 /
+                        (g.compute.tensor_dense.at(hw::Precision::kTf32) / g.sm.count *
+                         g.param("tensor_efficiency_tf32"));
+  CHECK(e.time_s >= 3 * tile_s);
+}
+
 TEST_CASE("2-byte scalar loads keep an eighth of the bytes of 16-byte vector loads in flight",
           "[analytic]") {
   // One block per SM (32 blocks of 512 threads), one load in flight per thread: in flight per
