@@ -219,7 +219,7 @@ void register_calibrate(CLI::App& app, Action& action) {
                          "pin it");
   cmd->add_option("--top-fraction", a->top_fraction,
                   "--splits: fraction of each sweep (by FLOPs, or bytes) held out as the largest")
-      ->check(CLI::Range(0.05, 0.95))
+      ->check(finite_in(0.05, 0.95))
       ->capture_default_str();
   cmd->add_option(
       "--fix", a->fix,
@@ -511,7 +511,8 @@ void register_compare(CLI::App& app, Action& action) {
   cmd->add_option("--gpus", a->coll.gpus, "collectives: ranks, where the file does not say");
   cmd->add_flag("--no-nvls", a->coll.no_nvls, "collectives: NVLS off (NCCL_NVLS_ENABLE=0)");
   cmd->add_option("--host-issue-us", a->coll.host_issue_us,
-                  "collectives: host time per rank per call when one thread issued every rank");
+                  "collectives: host time per rank per call when one thread issued every rank")
+      ->check(finite_in(0, 1e6));
   cmd->add_flag("--rows", a->coll.all_rows, "collectives: list every measurement");
   cmd->add_option("records", a->files, "measurement record files (ridge.records/1 JSON)")
       ->required()

@@ -77,7 +77,7 @@ void register_plan(CLI::App& app, Action& action) {
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--rank-timeout", *rank_timeout,
                   "MPI: seconds of silence after which a worker rank is declared lost")
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(finite_in(1.0, 86400.0));
   cmd->callback([&action, path, json, csv, svg, top_k, threads, rank_timeout] {
     action = [=] {
       for (const std::string* p : {json.get(), csv.get(), svg.get()})

@@ -354,7 +354,7 @@ void register_sweep(CLI::App& app, Action& action) {
                   "resume journal (default with --out: DIR/sweep.points.jsonl)");
   cmd->add_option("--rank-timeout", a->rank_timeout_s,
                   "MPI: seconds of silence after which a worker rank is declared lost")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(finite_in(0.1, 86400.0));
   auto* as_json = add_json_flag(cmd);
   cmd->callback([&action, a, as_json] {
     action = [=] {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,6 +13,20 @@ namespace ridge::cli {
 
 /// What a subcommand does once its arguments are parsed; returns the exit code.
 using Action = std::function<int()>;
+
+/// A number option's check: finite and in [lo, hi]. CLI11's Range lets NaN through (it compares
+/// v < lo || v > hi, both false for NaN), and "nan" and "inf" parse as doubles.
+inline CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(s, v) || !std::isfinite(v) || v < lo || v > hi)
+          return "expected a number in [" + CLI::detail::to_string(lo) + ", " +
+                 CLI::detail::to_string(hi) + "], got " + s;
+        return {};
+      },
+      "NUMBER in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
 
 void register_hw(CLI::App& app, Action& action);
 void register_roofline(CLI::App& app, Action& action);

@@ -28,11 +28,14 @@ ImportedRun parse_e2e_timeline(const std::string& text, const std::string& path,
   const auto& t = doc.at(part);
   TraceEvents ev;
   ev.device = "NVIDIA H200";  // validate/e2e records only the H200 (validate/data/h200/)
+  std::size_t i = 0;          // the row being read, for nlohmann's errors
+  bool in_rows = false;
   try {
     const auto& names = t.at("names");
     const auto& rows = t.at("kernels");
     ev.events = rows.size();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+    in_rows = true;
+    for (; i < rows.size(); ++i) {
       const auto& k = rows[i];
       // [name, gpu_ts_us, gpu_dur_us, launch_ts_us, launch_dur_us, op, grid, block]
       if (!k.is_array() || k.size() < 8)
@@ -62,6 +65,7 @@ ImportedRun parse_e2e_timeline(const std::string& text, const std::string& path,
       ev.gpu.push_back(std::move(a));
     }
   } catch (const nlohmann::json::exception& e) {
+    if (in_rows) throw TraceError(fmt::format("{}: {}.kernels[{}]: {}", path, part, i, e.what()));
     throw TraceError(fmt::format("{}: {}: {}", path, part, e.what()));
   }
   ImportedRun r = import_events(ev, path + ":" + part);

@@ -195,3 +195,33 @@ TEST_CASE("files: CLI argument errors exit 2", "[config-errors]") {
   CHECK(run_ridge("--help").status == 0);
   CHECK(run_ridge("--version").status == 0);
 }
+
+TEST_CASE("crash: number options refuse nan, inf and values out of their range",
+          "[config-errors]") {
+  // --host-issue-us nan or 1e300 reached the engine's time type (exit 1, "value out of the
+  // picosecond range"), -5 scheduled an event in the past; --top-fraction and --rank-timeout took
+  // nan (CLI11's Range compares v < lo || v > hi, false for NaN).
+  const std::string coll =
+      std::string(RIDGE_SOURCE_DIR) + "/tests/data/systems/nccl-tests-all_reduce.txt";
+  for (const char* v : {"nan", "inf", "-5", "1e300"}) {
+    INFO(v);
+    const Run r =
+        run_ridge("compare " + coll + " --system dgx-h200 --op all_reduce --host-issue-us " + v);
+    CHECK(r.status == 2);
+    CHECK(contains(r.output,
+                   "--host-issue-us: expected a number in [0, 1e+06], got " + std::string(v)));
+  }
+  CHECK(run_ridge("compare " + coll + " --system dgx-h200 --op all_reduce --host-issue-us 8")
+            .status == 0);
+  const Run t = run_ridge("calibrate " + coll + " --splits --top-fraction nan");
+  CHECK(t.status == 2);
+  CHECK(contains(t.output, "--top-fraction: expected a number in [0.05, 0.95], got nan"));
+  CHECK(contains(run_ridge("plan " + std::string(RIDGE_SOURCE_DIR) +
+                           "/configs/studies/plan-llama3-8b-2xh100-offload.yaml --rank-timeout nan")
+                     .output,
+                 "--rank-timeout: expected a number"));
+  CHECK(contains(run_ridge("sweep " + std::string(RIDGE_SOURCE_DIR) +
+                           "/configs/sweeps/gpt3-175b-nvlink-tp.yaml --rank-timeout inf")
+                     .output,
+                 "--rank-timeout: expected a number"));
+}

@@ -241,8 +241,9 @@ TEST_CASE("import: an e2e timeline whose times spread past 2^60 ns is refused",
     t.replace(t.find(from), from.size(), to);
     return t;
   };
-  CHECK_THROWS_WITH(parse_e2e_timeline(with("[1,1,1]", "[1e25,1,1]"), "t.json", "full"),
-                    Catch::Contains("t.json: full:") && Catch::Contains("expected an integer"));
+  CHECK_THROWS_WITH(
+      parse_e2e_timeline(with("[1,1,1]", "[1e25,1,1]"), "t.json", "full"),
+      Catch::Contains("t.json: full.kernels[0]:") && Catch::Contains("expected an integer"));
   CHECK_THROWS_WITH(parse_e2e_timeline(with("[0,", "[0.5,"), "t.json", "full"),
                     Catch::Contains("expected an integer"));
   // The graph file: a start time of 1e25 ns, and one with a fraction.
