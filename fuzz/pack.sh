@@ -13,7 +13,7 @@ stage="/tmp/ridge-fuzz"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib"
 targets="fuzz_config fuzz_model fuzz_study fuzz_records fuzz_cases fuzz_trace fuzz_graph"
-targets="$targets fuzz_timeline fuzz_kineto fuzz_e2e fuzz_collective"
+targets="$targets fuzz_timeline fuzz_kineto fuzz_e2e fuzz_collective fuzz_serve fuzz_plan fuzz_sweep"
 for t in $targets; do
   cmd="$(ninja -C build/fuzz -t commands "fuzz/$t" | tail -1)"
   cmd="${cmd#: && }"

@@ -30,3 +30,6 @@ done
 seed fuzz_kineto json fuzz/corpus/kineto/*
 seed fuzz_e2e json fuzz/corpus/e2e/*
 seed fuzz_collective json fuzz/corpus/collective/*
+seed fuzz_serve yaml configs/studies/serve-*.yaml fuzz/corpus/serve/*
+seed fuzz_plan yaml configs/studies/plan-*.yaml fuzz/corpus/plan/*
+seed fuzz_sweep yaml configs/sweeps/*.yaml fuzz/corpus/sweep/*

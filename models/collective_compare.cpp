@@ -24,7 +24,7 @@ std::vector<CollectiveMeasurement> read_collective_records(const std::string& fi
   nlohmann::json d;
   try {
     d = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail(file, 0, "", fmt::format("not JSON: {}", e.what()));
   }
   if (!d.is_object() || !d.contains("records") || !d["records"].is_array())

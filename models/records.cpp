@@ -77,7 +77,7 @@ RecordFile parse_records_json(const std::string& text, const std::string& path) 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     throw std::invalid_argument(fmt::format("{}: not JSON: {}", path, e.what()));
   }
   const std::string kSchema = key("schema"), kDevice = key("device"), kRecords = key("records"),

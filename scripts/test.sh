@@ -24,11 +24,12 @@ cmake --build build/asan -j"$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== fuzz the parsers (libFuzzer, bounded: 180 s in all)"
+echo "== fuzz the parsers (libFuzzer, bounded: 210 s in all)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_FUZZ=ON \
       -DRIDGE_TESTS=OFF -DRIDGE_BENCH=OFF -DRIDGE_VALIDATE=OFF >/dev/null
 fuzz_targets="fuzz_config fuzz_model fuzz_study fuzz_records fuzz_cases fuzz_trace fuzz_graph"
-fuzz_targets="$fuzz_targets fuzz_timeline fuzz_kineto fuzz_e2e fuzz_collective"
+fuzz_targets="$fuzz_targets fuzz_timeline fuzz_kineto fuzz_e2e fuzz_collective fuzz_serve fuzz_plan"
+fuzz_targets="$fuzz_targets fuzz_sweep"
 # shellcheck disable=SC2086
 cmake --build build/fuzz --target $fuzz_targets -j"$jobs"
 # fuzz TARGET SECONDS DICT SEEDS...: a fresh corpus of the seeds (fuzz/corpus/ holds issue 21's
@@ -77,5 +78,8 @@ fuzz fuzz_timeline 15 json fuzz/corpus/timeline/*
 fuzz fuzz_kineto 15 json "$kineto_seeds"/* fuzz/corpus/kineto/*
 fuzz fuzz_e2e 15 json fuzz/corpus/e2e/*
 fuzz fuzz_collective 15 json fuzz/corpus/collective/*
+fuzz fuzz_serve 10 yaml configs/studies/serve-*.yaml fuzz/corpus/serve/*
+fuzz fuzz_plan 10 yaml configs/studies/plan-*.yaml fuzz/corpus/plan/*
+fuzz fuzz_sweep 10 yaml configs/sweeps/*.yaml fuzz/corpus/sweep/*
 rm -rf "$kineto_seeds"
 echo "== all tests passed"

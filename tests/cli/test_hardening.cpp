@@ -196,6 +196,22 @@ TEST_CASE("files: CLI argument errors exit 2", "[config-errors]") {
   CHECK(run_ridge("--version").status == 0);
 }
 
+TEST_CASE("crash: a JSON number beyond double is a located error in every records reader",
+          "[config-errors]") {
+  // 1e400 overflows a double: nlohmann throws out_of_range 406, not parse_error, and the records
+  // and collective readers caught only parse_error (exit 1, no file named; fuzz_collective's find).
+  Scratch s;
+  s.write("big.json", R"({"records":[{"id":"x","op":"allreduce","bytes":1e400}]})");
+  for (const char* args : {"compare big.json --system dgx-h200", "compare big.json",
+                           "predict big.json", "calibrate big.json --out o.yaml"}) {
+    INFO(args);
+    const Run r = run_ridge(args, s.dir);
+    CHECK(r.status == 2);
+    CHECK(contains(r.output, "big.json"));
+    CHECK(contains(r.output, "number overflow parsing '1e400'"));
+  }
+}
+
 TEST_CASE("crash: number options refuse nan, inf and values out of their range",
           "[config-errors]") {
   // --host-issue-us nan or 1e300 reached the engine's time type (exit 1, "value out of the
