@@ -217,27 +217,24 @@ uint32_t FlowNetwork::start_filling() {
   rec.steps.clear();
   rec.step_level.clear();
   clear_share_slots(n);
-  uint32_t most = 0;
+  // One loop: each link's state and, for one with flows, its slot and share (capacity x 1/count).
   for (const uint32_t k : links) {
     Link& l = links_[k];
+    const uint32_t c = l.flow_count;
     step_of_[k] = kNone;
     fill_rem_[k] = l.capacity;
-    fill_cnt_[k] = l.flow_count;
-    if (l.flow_count == 0) {
+    fill_cnt_[k] = c;
+    if (c == 0) {
       fill_frozen_[k] = 1;
       fill_slot_[k] = kNone;
       if (l.load != 0) set_load(k, 0.0);
       continue;
     }
+    if (c >= inverse_.size()) grow_inverse(c);
     fill_frozen_[k] = 0;
     fill_slot_[k] = fill_live_;
+    fill_share_[fill_live_] = l.capacity * inverse_[c];
     fill_link_[fill_live_++] = k;
-    most = std::max(most, l.flow_count);
-  }
-  grow_inverse(most);
-  for (uint32_t i = 0; i < fill_live_; ++i) {
-    const uint32_t k = fill_link_[i];
-    fill_share_[i] = links_[k].capacity * inverse_[fill_cnt_[k]];
   }
   return 0;
 }
