@@ -126,6 +126,7 @@ LinkId FlowNetwork::add_link(std::string name, double capacity_bytes_per_s, Time
   island_links_.push_back({id});
   island_dirty_.push_back(0);
   records_.emplace_back();
+  link_pending_.emplace_back();
   fill_rem_.push_back(0);
   fill_cnt_.push_back(0);
   fill_frozen_.push_back(1);
@@ -144,6 +145,7 @@ void FlowNetwork::reserve_links(std::size_t n) {
   island_links_.reserve(n);
   island_dirty_.reserve(n);
   records_.reserve(n);
+  link_pending_.reserve(n);
   fill_rem_.reserve(n);
   fill_cnt_.reserve(n);
   fill_frozen_.reserve(n);
@@ -307,7 +309,13 @@ void FlowNetwork::arrive(uint32_t f) {
   note_change(+1, f);
   fl.pending = true;
   pending_.push_back(f);
-  join_pairs(f, hops[0].link);
+  // In no group until the filling places it (freeze_link(), freeze_capped()): listed on its links.
+  fl.group = kNone;
+  for (const Hop& h : hops) {
+    std::vector<PendingRef>& list = link_pending_[h.link];
+    if (list.empty()) pending_links_.push_back(h.link);
+    list.push_back(PendingRef{f, fl.seq});
+  }
   request_settle();
 }
 
@@ -426,6 +434,7 @@ void FlowNetwork::join_pairs(uint32_t f, uint32_t group) {
 }
 
 void FlowNetwork::leave_pairs(uint32_t f) {
+  if (flows_[f].group == kNone) return;  // pending, not placed yet
   if (flows_[f].group != kCapGroup) --links_[flows_[f].group].group_flows;
   for (const Hop& h : hops_of(flows_[f])) {
     Pair& p = pairs_[h.pair];
@@ -735,6 +744,9 @@ void FlowNetwork::settle() {
     filled_links_ += island_links_[r].size();
   }
   dirty_islands_.clear();
+  // Every pending flow is placed now (those gone before are stale in the lists).
+  for (const uint32_t k : pending_links_) link_pending_[k].clear();
+  pending_links_.clear();
   for (const uint32_t f : pending_) {
     Flow& fl = flows_[f];
     if (!fl.pending) continue;  // left before the filling, or a duplicate entry

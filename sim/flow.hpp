@@ -55,7 +55,10 @@
 // characterises the max-min fair allocation: Bertsekas & Gallager, sec. 6.5.2, prop. 1).
 // Changes within one instant are batched: the filling runs once, in an event at the same time
 // with Priority::kLast, so a thousand flows started together cost one pass. Until then a new
-// flow's rate reads as 0 (no simulated time passes, so no bytes are lost).
+// flow's rate reads as 0 (no simulated time passes, so no bytes are lost). A new flow joins no
+// group (nor its pairs) until that pass: it is listed on its links, and the freeze of the first
+// of them to saturate places it in that link's group (or its cap places it in the capped set),
+// where the pass would have moved it; so it is placed once, not placed and then moved.
 // Completions: one Simulator event at a time, for the earliest finish among the groups' earliest
 // members and the capped flows; flows due at the same picosecond complete in start order, all
 // are removed before any of their callbacks runs. A member's finish is
@@ -328,6 +331,9 @@ class FlowNetwork {
   void take_snapshot(uint32_t step);
   void note_change(int delta, uint32_t f);
   void freeze_capped(uint32_t f);
+  // Into the capped set: placed there if new since the last pass, else moved (out of line: a
+  // capped flow's freeze is the hot path of capped islands, and it is mostly there already).
+  [[gnu::noinline]] void to_capped(uint32_t f);
   void sort_capped(Record& rec);
   void on_completion_event();
   void arm();
@@ -385,6 +391,15 @@ class FlowNetwork {
   std::vector<GroupEntry> group_heap_;  // link groups with members by (finish, index)
   std::vector<uint32_t> group_pos_;     // by link: its group's index in group_heap_, or kNone
   std::vector<uint32_t> pending_;       // flows waiting for the filling (may hold stale slots)
+  // A flow slot as of one flow: good while the slot's seq matches.
+  struct PendingRef {
+    uint32_t flow;
+    uint64_t seq;
+  };
+  // by link: the flows arrived over it since the last settle, not yet in any group (see
+  // arrive()); the filling places each in the group of the first of its links to freeze
+  std::vector<std::vector<PendingRef>> link_pending_;
+  std::vector<uint32_t> pending_links_;  // links whose link_pending_ is not empty
   // progressive-filling scratch, per link: spare capacity, unfrozen flows, frozen, level; the
   // shares spare / unfrozen of the unfrozen links in a dense array (infinity without unfrozen
   // flows), padded with infinities to a multiple of 8; per block of kScanBlock slots a lower

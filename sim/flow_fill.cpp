@@ -129,8 +129,9 @@ void FlowNetwork::fill(uint32_t root) {
   for (;;) {
     while (ci < capped.size()) {
       const Flow& fl = flows_[capped[ci].flow];
-      const bool frozen =
-          fl.group == kCapGroup ? fl.frozen_mark == epoch_ : fill_frozen_[fl.group] != 0;
+      // (kNone: a new flow not placed yet, so unfrozen.)
+      const bool frozen = fl.group == kCapGroup ? fl.frozen_mark == epoch_
+                                                : fl.group != kNone && fill_frozen_[fl.group] != 0;
       if (!frozen) break;
       ++ci;
     }
@@ -217,27 +218,24 @@ uint32_t FlowNetwork::start_filling() {
   rec.steps.clear();
   rec.step_level.clear();
   clear_share_slots(n);
-  uint32_t most = 0;
+  // One loop: each link's state and, for one with flows, its slot and share (capacity x 1/count).
   for (const uint32_t k : links) {
     Link& l = links_[k];
+    const uint32_t c = l.flow_count;
     step_of_[k] = kNone;
     fill_rem_[k] = l.capacity;
-    fill_cnt_[k] = l.flow_count;
-    if (l.flow_count == 0) {
+    fill_cnt_[k] = c;
+    if (c == 0) {
       fill_frozen_[k] = 1;
       fill_slot_[k] = kNone;
       if (l.load != 0) set_load(k, 0.0);
       continue;
     }
+    if (c >= inverse_.size()) grow_inverse(c);
     fill_frozen_[k] = 0;
     fill_slot_[k] = fill_live_;
+    fill_share_[fill_live_] = l.capacity * inverse_[c];
     fill_link_[fill_live_++] = k;
-    most = std::max(most, l.flow_count);
-  }
-  grow_inverse(most);
-  for (uint32_t i = 0; i < fill_live_; ++i) {
-    const uint32_t k = fill_link_[i];
-    fill_share_[i] = links_[k].capacity * inverse_[fill_cnt_[k]];
   }
   return 0;
 }
@@ -439,9 +437,17 @@ void FlowNetwork::sort_capped(Record& rec) {
   std::inplace_merge(rec.capped_sorted.begin(), mid, rec.capped_sorted.end(), before);
 }
 
+void FlowNetwork::to_capped(uint32_t f) {
+  if (flows_[f].group == kNone) {
+    join_pairs(f, kCapGroup);  // new since the last pass: placed here, once
+  } else {
+    move_flow(f, kCapGroup);
+  }
+}
+
 void FlowNetwork::freeze_capped(uint32_t f) {
   Flow& fl = flows_[f];
-  if (fl.group != kCapGroup) move_flow(f, kCapGroup);
+  if (fl.group != kCapGroup) to_capped(f);
   fl.frozen_mark = epoch_;
   shares_stale_ = true;
   for (const Hop& h : hops_of(fl)) {
@@ -453,11 +459,12 @@ void FlowNetwork::freeze_capped(uint32_t f) {
 }
 
 void FlowNetwork::freeze_link(uint32_t li, double level) {
-  // The unfrozen flows crossing li that sit in another unfrozen group now have li as their
-  // bottleneck. There are some iff li has more unfrozen flows than members (members of an
-  // unfrozen group are unfrozen). Only the pairs of li with flows are visited, from the back:
-  // a pair emptied here is replaced by the last one (already visited), and a pair that gains
-  // flows here, (li, li), is appended. Indices, not references: moving a flow may add pairs.
+  // The unfrozen flows crossing li that sit in another unfrozen group, or in none yet (new
+  // since the last pass), now have li as their bottleneck. There are some iff li has more
+  // unfrozen flows than members (members of an unfrozen group are unfrozen). Only the pairs of li
+  // with flows are visited, from the back: a pair emptied here is replaced by the last one (already
+  // visited), and a pair that gains flows here, (li, li), is appended. Indices, not references:
+  // moving a flow may add pairs.
   if (fill_cnt_[li] != links_[li].group_flows) {
     for (std::size_t pi = links_[li].live.size(); pi-- > 0;) {
       const auto [g, pid] = links_[li].live[pi];
@@ -475,6 +482,12 @@ void FlowNetwork::freeze_link(uint32_t li, double level) {
         }
         while (!pairs_[pid].flows.empty()) move_flow(pairs_[pid].flows.back().flow, li);
       }
+    }
+    // The flows arrived over li since the last pass and not placed by an earlier freeze (nor
+    // gone since): li is the first of their links to saturate, so its group is theirs.
+    for (const PendingRef& r : link_pending_[li]) {
+      const Flow& fl = flows_[r.flow];
+      if (fl.seq == r.seq && fl.pending && fl.group == kNone) join_pairs(r.flow, li);
     }
   }
   fill_frozen_[li] = 1;

@@ -296,6 +296,31 @@ TEST_CASE("Simultaneous arrivals, a departure and zero-byte flows at one instant
   CHECK(net.link_stats(l).bytes == Approx(200 * kMB));
 }
 
+TEST_CASE("A flow cancelled before its first filling places no other flow", "[analytic][flow]") {
+  // Links x (1 GB/s) and y (10 GB/s). C (1 GB) crosses x; A crosses x and y and is cancelled at
+  // the instant it starts; B (1 GB), started next over y alone, takes A's flow slot. Max-min: C
+  // alone on x gets 1 GB/s and ends at 1 s; B alone on y gets 10 GB/s and ends at 0.1 s. (A new
+  // flow waits, listed on its links, for the filling to place it in the group of the first of
+  // them to saturate: A's listing on x must not place B, which does not cross x, in x's group at
+  // x's freeze; that would give B x's level, 1 GB/s, and end it at 1 s.)
+  Simulator sim;
+  FlowNetwork net(sim);
+  const LinkId x = net.add_link("x", 1 * kGB, Time{});
+  const LinkId y = net.add_link("y", 10 * kGB, Time{});
+  Time tb{}, tc{};
+  const FlowId c = net.start_flow({x}, 1 * kGB, [&] { tc = sim.now(); });
+  const FlowId a = net.start_flow({x, y}, 1 * kGB, [] {});
+  CHECK(net.cancel_flow(a));
+  const FlowId b = net.start_flow({y}, 1 * kGB, [&] { tb = sim.now(); });
+  CHECK(static_cast<uint32_t>(b.value) == static_cast<uint32_t>(a.value));  // the same slot
+  sim.run_until(Time::from_ns(1));
+  CHECK(net.flow_rate(c) == Approx(1 * kGB));
+  CHECK(net.flow_rate(b) == Approx(10 * kGB));
+  sim.run();
+  CHECK(tb.ps == kPsPerS / 10);
+  CHECK(tc.ps == kPsPerS);
+}
+
 TEST_CASE("A capped flow joins a link's group when the link's share falls below its cap",
           "[analytic][flow]") {
   // Link 6 GB/s. A (3 GB) capped at 2 GB/s, alone: 2 GB/s. At 0.5 s (A has 2 GB left) B and C
