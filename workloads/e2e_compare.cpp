@@ -232,6 +232,20 @@ bool comparable(const nlohmann::json& r) {
   return r.contains("op") && r.contains("timing") && r["timing"].contains("median_us");
 }
 
+// Calls fn(record, index) for every record compare_e2e compares, in order. A field of the wrong
+// JSON type (a string for `graph`, a number for `stage`) is nlohmann's type_error: reported with
+// the record it is in.
+template <class Fn>
+void each_record(const nlohmann::json& recs, Fn&& fn) {
+  std::size_t ri = 0;
+  try {
+    for (; ri < recs.size(); ++ri)
+      if (comparable(recs[ri])) fn(recs[ri], ri);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", where(ri, recs[ri]), e.what()));
+  }
+}
+
 }  // namespace
 
 std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gpu,
@@ -241,57 +255,48 @@ std::vector<E2eRow> compare_e2e(const nlohmann::json& doc, const hw::GpuSpec& gp
   const double fastest = fastest_probe(recs);
   const double probe_ref_us = gpu.param("host_probe_us") * 1e6;
   E2eDit dit;
-  // A field of the wrong JSON type (a string for `graph`, a number for `stage`) is nlohmann's
-  // type_error: reported with the record it is in.
-  std::size_t ri = 0;
-  try {
-    for (; ri < recs.size(); ++ri) {
-      const nlohmann::json& r = recs[ri];
-      if (!comparable(r)) continue;
-      const std::string op = r["op"];
-      const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
-      E2eRow row;
-      row.id = get<std::string>(r, "id", op);
-      row.op = op;
-      if (r.contains("profile") && r["profile"].is_object())
-        row.measured_kernels = get<long long>(r["profile"], "kernel_launches", -1);
-      const std::string key = op + " " + p.dump();
-      // Measured once the simulation says whether the case is host-bound: its nominal steps then
-      // count at the model's host speed.
-      auto finish = [&](E2eRow& x) {
-        measure(r, where(ri, r), fastest, x.bound == "host" ? probe_ref_us : 0, x);
-        x.error = (x.predicted_s - x.measured_s) / x.measured_s;
-        rows.push_back(x);
-      };
-      if (cache) {
-        if (auto it = cache->entries.find(key); it != cache->entries.end()) {
-          const E2eCache::Entry& c = it->second;
-          row.predicted_s = c.step_s;
-          row.predicted_kernels = c.kernels;
-          row.bound = c.bound;
-          row.dispatches = c.dispatches;
-          row.host_busy_s = c.host_busy_s;
-          finish(row);
-          continue;
-        }
+  each_record(recs, [&](const nlohmann::json& r, std::size_t ri) {
+    const std::string op = r["op"];
+    const nlohmann::json& p = r.contains("params") ? r["params"] : nlohmann::json::object();
+    E2eRow row;
+    row.id = get<std::string>(r, "id", op);
+    row.op = op;
+    if (r.contains("profile") && r["profile"].is_object())
+      row.measured_kernels = get<long long>(r["profile"], "kernel_launches", -1);
+    const std::string key = op + " " + p.dump();
+    // Measured once the simulation says whether the case is host-bound: its nominal steps then
+    // count at the model's host speed.
+    auto finish = [&](E2eRow& x) {
+      measure(r, where(ri, r), fastest, x.bound == "host" ? probe_ref_us : 0, x);
+      x.error = (x.predicted_s - x.measured_s) / x.measured_s;
+      rows.push_back(x);
+    };
+    if (cache) {
+      if (auto it = cache->entries.find(key); it != cache->entries.end()) {
+        const E2eCache::Entry& c = it->second;
+        row.predicted_s = c.step_s;
+        row.predicted_kernels = c.kernels;
+        row.bound = c.bound;
+        row.dispatches = c.dispatches;
+        row.host_busy_s = c.host_busy_s;
+        finish(row);
+        return;
       }
-      const std::optional<Graph> built = record_graph(r, ri, dit);
-      if (!built) continue;
-      const Graph& g = *built;
-      const Execution ex = execute(g, gpu);
-      row.predicted_s = ex.step_time_s;
-      row.predicted_kernels = ex.kernels;
-      row.bound = bound_of(g, ex);
-      row.dispatches = g.captured_end > g.captured_begin ? 0 : g.dispatch_count();
-      row.host_busy_s = ex.host_busy_s;
-      if (cache)
-        cache->entries[key] = {row.predicted_s, row.host_busy_s, row.predicted_kernels,
-                               row.dispatches, row.bound};
-      finish(row);
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", where(ri, recs[ri]), e.what()));
-  }
+    const std::optional<Graph> built = record_graph(r, ri, dit);
+    if (!built) return;
+    const Graph& g = *built;
+    const Execution ex = execute(g, gpu);
+    row.predicted_s = ex.step_time_s;
+    row.predicted_kernels = ex.kernels;
+    row.bound = bound_of(g, ex);
+    row.dispatches = g.captured_end > g.captured_begin ? 0 : g.dispatch_count();
+    row.host_busy_s = ex.host_busy_s;
+    if (cache)
+      cache->entries[key] = {row.predicted_s, row.host_busy_s, row.predicted_kernels,
+                             row.dispatches, row.bound};
+    finish(row);
+  });
   return rows;
 }
 
@@ -300,20 +305,13 @@ std::vector<Graph> e2e_graphs(const nlohmann::json& doc) {
   const nlohmann::json& recs = records_of(doc);
   const double fastest = fastest_probe(recs);
   E2eDit dit;
-  std::size_t ri = 0;
-  try {
-    for (; ri < recs.size(); ++ri) {
-      const nlohmann::json& r = recs[ri];
-      if (!comparable(r)) continue;
-      std::optional<Graph> g = record_graph(r, ri, dit);
-      if (!g) continue;
-      E2eRow row;
-      measure(r, where(ri, r), fastest, 0, row);
-      out.push_back(std::move(*g));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", where(ri, recs[ri]), e.what()));
-  }
+  each_record(recs, [&](const nlohmann::json& r, std::size_t ri) {
+    std::optional<Graph> g = record_graph(r, ri, dit);
+    if (!g) return;
+    E2eRow row;
+    measure(r, where(ri, r), fastest, 0, row);
+    out.push_back(std::move(*g));
+  });
   return out;
 }
 
