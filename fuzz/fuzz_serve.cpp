@@ -4,20 +4,12 @@
 // study, hw::ConfigException or std::invalid_argument (file:line:col and the key), never a crash.
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 #include "fuzz/study_file.hpp"
-#include "hw/config.hpp"
 #include "workloads/serving_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ridge::fuzz::StudyDir dir;
-  const std::string path = dir.write(data, size);
-  try {
-    (void)ridge::workloads::load_serve_study(path);
-  } catch (const ridge::hw::ConfigException&) {
-  } catch (const std::invalid_argument&) {
-  }
-  return 0;
+  return ridge::fuzz::fuzz_study_file(
+      data, size, [](const std::string& path) { return ridge::workloads::load_serve_study(path); });
 }

@@ -1,8 +1,8 @@
-// For the targets whose loaders take a path (serving, plan and sweep studies): the input written
-// to DIR/studies/fuzz.yaml, DIR a temporary folder made once per process holding copies of the
-// shipped studies and traces (studies/, traces/), so that a seed's `trace: ../traces/chat.csv` or
-// a plan's `serve: serve-llama3-8b-chat.yaml` resolves as it does in configs/. The folder is
-// removed at exit.
+// For the targets whose loaders take a path (serving, plan and sweep studies): fuzz_study_file
+// writes the input to DIR/studies/fuzz.yaml, DIR a temporary folder made once per process holding
+// copies of the shipped studies and traces (studies/, traces/), so that a seed's `trace:
+// ../traces/chat.csv` or a plan's `serve: serve-llama3-8b-chat.yaml` resolves as it does in
+// configs/. The folder is removed at exit.
 #pragma once
 
 #include <cstddef>
@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
+#include "hw/config.hpp"
 #include "hw/gpu_loader.hpp"
 
 namespace ridge::fuzz {
@@ -47,5 +49,20 @@ class StudyDir {
  private:
   std::string dir_;
 };
+
+/// The body of a study-file target: the input written as the study file, then `load(path)`.
+/// Any input must end in a loaded study, hw::ConfigException or std::invalid_argument
+/// (file:line:col and the key), never a crash.
+template <class Load>
+int fuzz_study_file(const uint8_t* data, size_t size, Load load) {
+  static const StudyDir dir;
+  const std::string path = dir.write(data, size);
+  try {
+    (void)load(path);
+  } catch (const hw::ConfigException&) {
+  } catch (const std::invalid_argument&) {
+  }
+  return 0;
+}
 
 }  // namespace ridge::fuzz

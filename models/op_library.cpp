@@ -272,10 +272,12 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   // 128 or 256 on each side (library.tile). With 192 allowed, the search priced small tf32 GEMMs
   // on tiles that fit their shape into one wave where cuBLAS runs more waves of 128-wide tiles
   // (own-set2 896 x 4864 x 896: 130 tiles of 192x192 against cuBLAS's 266 of 128x128).
-  static const std::vector<Tile> kTensorTf32 = {
-      {128, 256, 384, 168, 4, 2}, {256, 128, 384, 168, 4, 2}, {128, 128, 256, 168, 4, 2},
-      {64, 128, 128, 168, 4, 1},  {128, 64, 128, 168, 4, 1},  {64, 64, 128, 128, 4, 1},
-      {16, 64, 128, 128, 4, 1},   {64, 16, 128, 128, 4, 1}};
+  static const std::vector<Tile> kTensorTf32 = [] {
+    std::vector<Tile> t;
+    std::ranges::copy_if(kTensor, std::back_inserter(t),
+                         [](const Tile& x) { return x.m != 192 && x.n != 192; });
+    return t;
+  }();
   // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
   static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
   const auto& tiles = !g.tensor                                         ? kSimt

@@ -321,10 +321,9 @@ ImportedRun imported_from_json(const nlohmann::json& j, const std::string& label
     } catch (const std::invalid_argument& e) {
       bad(where + ".op", e.what());
     }
-    constexpr int64_t kMaxNs = kMaxImportedNs;
     if (o.dur_ns < 0 || o.host_gap_ns < 0) bad(where, "negative time");
-    if (o.dur_ns > kMaxNs || o.host_gap_ns > kMaxNs || o.start_ns > kMaxNs ||
-        o.start_ns < -kMaxNs || o.issue_ns > kMaxNs)
+    if (o.dur_ns > kMaxImportedNs || o.host_gap_ns > kMaxImportedNs ||
+        o.start_ns > kMaxImportedNs || o.start_ns < -kMaxImportedNs || o.issue_ns > kMaxImportedNs)
       bad(where, "time out of range");
     for (int d : o.deps)
       if (d < 0 || static_cast<std::size_t>(d) >= i) bad(where + ".deps", "must name earlier ops");
