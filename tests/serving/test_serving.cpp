@@ -1150,3 +1150,66 @@ TEST_CASE("H200 serving run 6 (pre-registered): the model reproduces the committ
     }
   }
 }
+
+// ---- H200 serving run 6, measured 2026-12-02 (validate/data/h200/serve6/README.md) ----
+// Each process probed the host at nominal speed before its set (196.4, 182.6, 181.7 us); the host
+// then ran slower in stretches during the sets (iteration-time-weighted in-loop probes 249, 233
+// and 270 us), and the continuous sets' p50s are steep in host speed at these loads.
+namespace {
+
+const std::string kServe6 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve6/";
+const std::string kServe6Sets[] = {kServe6, kServe6 + "rate2/", kServe6 + "static/"};
+
+const char* serve6_policy(const std::string& dir) {
+  return dir == kServe6 + "static/" ? "static" : "continuous";
+}
+
+}  // namespace
+
+// The rule: each committed study predicts at its record's probe, rounded to 1 us.
+TEST_CASE("H200 serving run 6: each prediction is Ridge at its run's host probe (the rule)",
+          "[validation][serving]") {
+  for (const std::string& dir : kServe6Sets) {
+    const double probe_us =
+        json_file(dir + "e2e_serve.json")["environment"]["host_probe_us"].get<double>();
+    const auto study = load_serve_study(dir + serve6_policy(dir) + ".yaml");
+    INFO(dir);
+    CHECK(study.engine.host_probe_s == Approx(std::round(probe_us) * 1e-6).epsilon(1e-12));
+  }
+}
+
+// Run 6, all sets: NOT MET. 1.4 req/s: TTFT p50 -46.0% (measured 35.15 ms) p99 -40.4% (95.07
+// ms), TPOT p50 -32.4% (32.63 ms) p99 -28.7% (68.24 ms), E2E p50 -30.3% (3599 ms) miss; 2.0
+// req/s: TTFT p50 -20.0% (32.09 ms) p99 -22.2% (70.49 ms), TPOT p50 -22.5% (29.74 ms), E2E p50
+// -18.3% (3897 ms) miss; static: requests/s +27.4% (1.468), TTFT p50 -16.4% (12.26 s), TPOT p50
+// -37.4% (14.50 ms), E2E p50 -15.0% (15.14 s) p99 -21.8% (21.80 s) miss.
+TEST_CASE("H200 serving run 6: every set within the targets (target, not met)",
+          "[validation][serving][!shouldfail]") {
+  for (const std::string& dir : kServe6Sets)
+    for (const auto& e : run4_errors(dir, serve6_policy(dir))) {
+      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+}
+
+// Run 6, the metrics that met their budgets: 1.4 req/s requests/s -0.1%, E2E p99 +0.7%; 2.0
+// req/s requests/s +1.1%, TPOT p99 -12.1%, E2E p99 -3.0%; static TTFT p99 -17.1%, TPOT p99
+// -16.0%; the static schedule's 968 iterations exactly.
+TEST_CASE("H200 serving run 6: the metrics within their budgets (guard)", "[validation][serving]") {
+  const std::map<std::string, std::set<std::string>> met = {
+      {kServe6, {"requests/s", "output tokens/s", "e2e p99"}},
+      {kServe6 + "rate2/", {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
+      {kServe6 + "static/", {"ttft p99", "tpot p99"}}};
+  for (const auto& [dir, names] : met) {
+    std::size_t n = 0;
+    for (const auto& e : run4_errors(dir, serve6_policy(dir))) {
+      if (!names.count(e.metric)) continue;
+      ++n;
+      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+    CHECK(n == names.size());
+  }
+  for (const auto& rec : json_file(kServe6 + "static/e2e_serve.json")["records"])
+    CHECK(predicted(kServe6 + "static/static.yaml")["iterations"] == rec["iterations"].size());
+}
