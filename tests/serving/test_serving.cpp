@@ -1213,3 +1213,40 @@ TEST_CASE("H200 serving run 6: the metrics within their budgets (guard)", "[vali
   for (const auto& rec : json_file(kServe6 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe6 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
+
+// ---- H200 serving run 7 (validate/data/h200/serve7/preregistration.md): pre-registered ----
+// The prediction for each set will be Ridge at the mean of a side process's host probes over the
+// set (rounded to 1 us); grid.json holds that function at 140-360 us in 10 us steps, committed
+// before the measurement. Freeze guard as run 6's: one probe for the 2.0 req/s set, three for the
+// static set; 1e-12 relative (JSON's round trip of doubles); iterations exactly.
+TEST_CASE("H200 serving run 7 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve7/";
+  const struct {
+    std::string dir;
+    const char* set;
+    std::vector<int> probes_us;
+  } cases[] = {{base + "rate2/", "continuous", {250}},
+               {base + "static/", "static", {140, 230, 360}}};
+  for (const auto& c : cases) {
+    std::ifstream in(c.dir + "grid.json");
+    REQUIRE(in);
+    const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
+    CHECK(grid.size() == 23);  // 140, 150, ..., 360 us
+    for (int p : c.probes_us) {
+      auto study = load_serve_study(c.dir + c.set + ".yaml");
+      study.engine.host_probe_s = double(p) * 1e-6;
+      const auto now = serve_json(run_serve(study));
+      const auto& want = grid.at(std::to_string(p)).at(c.set);
+      INFO(c.dir << " at " << p << " us");
+      CHECK(now["iterations"] == want["iterations"]);
+      CHECK(now["requests_per_s"].get<double>() ==
+            Approx(want["requests_per_s"].get<double>()).epsilon(1e-12));
+      for (const char* m : {"ttft", "tpot", "e2e"})
+        for (const char* q : {"p50_s", "p99_s"}) {
+          INFO(m << " " << q);
+          CHECK(now[m][q].get<double>() == Approx(want[m][q].get<double>()).epsilon(1e-12));
+        }
+    }
+  }
+}

@@ -19,7 +19,9 @@ Two steps, so that the predictions are committed before the measurement (pre-reg
 
 Run 5's rule: `predict ... --host-probe-us record` reads the probe serve_llama.py measured before
 the timed sets (DIR/e2e_serve.json, environment.host_probe_us), rounds it to 1 us and predicts at
-it (`engine.host_probe`); nothing else is an input from the run.
+it (`engine.host_probe`); nothing else is an input from the run. Run 7's rule: `--host-probe-us
+side` predicts at the mean of a second process's probes (validate/e2e/side_probe.py,
+DIR/side_probe.csv) over the set's wall time, to 1 us.
 
 Usage: python3 validate/e2e/serve_compare.py predict build/dev/cli/ridge validate/data/h200/serve2
        python3 validate/e2e/serve_compare.py compare build/dev/cli/ridge validate/data/h200/serve2
@@ -140,6 +142,38 @@ def record_probe(d):
                  "then predicts at the GPU spec's host_probe_us; run predict without "
                  "--host-probe-us" % d)
     return float(round(env["host_probe_us"]))
+
+
+def side_probe(d):
+    """Run 7's rule: the mean of side_probe.py's samples (DIR/side_probe.csv, one every ~50 ms from
+    a second process) taken while the record's set ran, from its t0_perf_counter_s to the end of
+    its last iteration, to 1 us. The samples are at a fixed rate, so their mean is the host's
+    speed averaged over the set's wall time."""
+    rec = json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    if len(rec) != 1 or rec[0].get("t0_perf_counter_s") is None:
+        sys.exit("%s/e2e_serve.json: one record with t0_perf_counter_s expected (serve_llama.py "
+                 "of run 7 and later)" % d)
+    t0 = rec[0]["t0_perf_counter_s"]
+    t1 = t0 + rec[0]["iterations"][-1]["end_s"]
+    path = os.path.join(d, "side_probe.csv")
+    with open(path) as f:
+        head = f.readline().strip()
+        if head != "perf_counter_s,probe_us":
+            sys.exit("%s:1: header perf_counter_s,probe_us expected" % path)
+        inside = []
+        for n, line in enumerate(f, start=2):
+            if not line.strip():
+                continue
+            try:
+                t, p = (float(x) for x in line.split(","))
+            except ValueError:
+                sys.exit("%s:%d: two numbers expected" % (path, n))
+            if t0 <= t <= t1:
+                inside.append(p)
+    if len(inside) < 20:
+        sys.exit("%s: %d samples inside the set's window (%.3f-%.3f s); at least 20 expected"
+                 % (path, len(inside), t0, t1))
+    return float(round(sum(inside) / len(inside)))
 
 
 def predict(ridge, d):
@@ -578,7 +612,8 @@ def main():
     ap.add_argument("--cont-requests", type=int, default=sl.CONT_REQUESTS)
     ap.add_argument("--host-probe-us", default=None,
                     help="predict/spread: the host probe to predict at (us), or `record` (predict: "
-                         "DIR/e2e_serve.json's environment.host_probe_us, to 1 us)")
+                         "DIR/e2e_serve.json's environment.host_probe_us, to 1 us) or `side` "
+                         "(predict, run 7: the mean of DIR/side_probe.csv over the set, to 1 us)")
     ap.add_argument("--probes", default="150:230:10", help="grid: FIRST:LAST:STEP (us)")
     ap.add_argument("--seeds", default="101:110", help="spread: FIRST:LAST continuous seeds")
     a = ap.parse_args()
@@ -586,10 +621,10 @@ def main():
                runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests)
     ridge, d = os.path.abspath(a.ridge), os.path.abspath(a.dir)
     probe = None
-    if a.host_probe_us == "record":
+    if a.host_probe_us in ("record", "side"):
         if a.step != "predict":
-            ap.error("--host-probe-us record: predict only")
-        probe = record_probe(d)
+            ap.error("--host-probe-us %s: predict only" % a.host_probe_us)
+        probe = record_probe(d) if a.host_probe_us == "record" else side_probe(d)
     elif a.host_probe_us is not None:
         probe = float(a.host_probe_us)
     if a.step == "predict":

@@ -138,6 +138,11 @@ def host_probe(torch, model, ar):
     return pct(probes, 50), probes, pct(steps, 50)
 
 
+# The last set's start on time.perf_counter() (CLOCK_MONOTONIC on Linux: one clock for every
+# process, so side_probe.py's samples can be matched to the set; run 7).
+SET_T0 = [None]
+
+
 def run_static(torch, model, reqs, ar):
     res, iters = {}, []
     vocab = CFG["vocab"]
@@ -150,6 +155,7 @@ def run_static(torch, model, reqs, ar):
     torch.cuda.synchronize()
     probes = Probes()
     t0 = time.perf_counter()
+    SET_T0[0] = t0
     for bi in range(nb):
         batch = reqs[bi * BATCH:(bi + 1) * BATCH]
         n = len(batch)
@@ -203,6 +209,7 @@ def run_continuous(torch, model, reqs, ar):
     torch.cuda.synchronize()
     probes = Probes()
     t0 = time.perf_counter()
+    SET_T0[0] = t0
     while done < len(reqs):
         now = time.perf_counter() - t0
         while nxt < len(reqs) and reqs[nxt]["arrival_s"] <= now:
@@ -364,7 +371,7 @@ def main():
                     seed=args.static_seed if name == "static" else args.cont_seed,
                     cuda_graph=False),
                     requests=reqs, results=[dict(id=r["id"], **res[r["id"]]) for r in reqs],
-                    iterations=iters, summary=s))
+                    iterations=iters, summary=s, t0_perf_counter_s=SET_T0[0]))
                 log("%s: %.2f req/s, ttft p50 %.1f ms, tpot p50 %.2f ms, e2e p50 %.1f ms p99 "
                     "%.1f ms, %d iterations (%d at nominal host speed, probe fastest %.0f us "
                     "median %.0f us)"
