@@ -960,6 +960,83 @@ TEST_CASE("H200 serving run 4: the continuous metrics that met their budgets (gu
   }
 }
 
+// ---- What the pre-registered runs' tests share (runs 5, 6 and 7) ----
+namespace {
+
+// A run's sets: the record folder, the policy its process ran.
+struct ServeSet {
+  std::string dir;
+  const char* policy;
+};
+
+std::vector<ServeSet> serve_sets(const std::string& base) {
+  return {{base, "continuous"}, {base + "rate2/", "continuous"}, {base + "static/", "static"}};
+}
+
+// Runs 5 and 6's rule: each committed study predicts at its record's probe, rounded to 1 us.
+void check_probe_rule(const std::vector<ServeSet>& sets) {
+  for (const auto& s : sets) {
+    const double probe_us =
+        json_file(s.dir + "e2e_serve.json")["environment"]["host_probe_us"].get<double>();
+    const auto study = load_serve_study(s.dir + s.policy + ".yaml");
+    INFO(s.dir);
+    CHECK(study.engine.host_probe_s == Approx(std::round(probe_us) * 1e-6).epsilon(1e-12));
+  }
+}
+
+// Every metric of every set within its budget (10% throughput and p50s, 20% p99s).
+void check_targets(const std::vector<ServeSet>& sets) {
+  for (const auto& s : sets)
+    for (const auto& e : run4_errors(s.dir, s.policy)) {
+      INFO(s.dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+}
+
+// The named metrics of each set within their budgets (each name must exist).
+void check_met(const std::vector<ServeSet>& sets,
+               const std::map<std::string, std::set<std::string>>& met) {
+  for (const auto& s : sets) {
+    const auto names = met.find(s.dir);
+    if (names == met.end()) continue;
+    std::size_t n = 0;
+    for (const auto& e : run4_errors(s.dir, s.policy)) {
+      if (!names->second.count(e.metric)) continue;
+      ++n;
+      INFO(s.dir << " " << e.metric << ": " << 100 * e.error << "%");
+      CHECK(std::fabs(e.error) <= e.budget);
+    }
+    CHECK(n == names->second.size());
+  }
+}
+
+// Freeze guard of a pre-registered grid (grid.json: Ridge at 140, 150, ..., 360 us): the model
+// still gives it at the probes named, to 1e-12 relative (JSON's round trip of doubles; ridge
+// --json prints 17 significant digits) and the iterations exactly.
+void check_grid(const ServeSet& s, const std::vector<int>& probes_us) {
+  std::ifstream in(s.dir + "grid.json");
+  REQUIRE(in);
+  const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
+  CHECK(grid.size() == 23);
+  for (int p : probes_us) {
+    auto study = load_serve_study(s.dir + s.policy + ".yaml");
+    study.engine.host_probe_s = double(p) * 1e-6;  // as the loader reads "P us"
+    const auto now = serve_json(run_serve(study));
+    const auto& want = grid.at(std::to_string(p)).at(s.policy);
+    INFO(s.dir << " at " << p << " us");
+    CHECK(now["iterations"] == want["iterations"]);
+    CHECK(now["requests_per_s"].get<double>() ==
+          Approx(want["requests_per_s"].get<double>()).epsilon(1e-12));
+    for (const char* m : {"ttft", "tpot", "e2e"})
+      for (const char* q : {"p50_s", "p99_s"}) {
+        INFO(m << " " << q);
+        CHECK(now[m][q].get<double>() == Approx(want[m][q].get<double>()).epsilon(1e-12));
+      }
+  }
+}
+
+}  // namespace
+
 // ---- H200 serving validation, run 5 (validate/data/h200/serve5; validate/README.md, serving) ----
 // Pre-registered (c95398a): each process measured the host probe before its timed set, and
 // Ridge's prediction is Ridge at that probe rounded to 1 us (engine.host_probe), with the model
@@ -967,11 +1044,6 @@ TEST_CASE("H200 serving run 4: the continuous metrics that met their budgets (gu
 namespace {
 
 const std::string kServe5 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve5/";
-const std::string kServe5Sets[] = {kServe5, kServe5 + "rate2/", kServe5 + "static/"};
-
-const char* serve5_policy(const std::string& dir) {
-  return dir == kServe5 + "static/" ? "static" : "continuous";
-}
 
 }  // namespace
 
@@ -979,13 +1051,7 @@ const char* serve5_policy(const std::string& dir) {
 // (measured 337.6, 315.0 and 308.8 us).
 TEST_CASE("H200 serving run 5: each prediction is Ridge at its run's host probe (the rule)",
           "[validation][serving]") {
-  for (const std::string& dir : kServe5Sets) {
-    const double probe_us =
-        json_file(dir + "e2e_serve.json")["environment"]["host_probe_us"].get<double>();
-    const auto study = load_serve_study(dir + serve5_policy(dir) + ".yaml");
-    INFO(dir);
-    CHECK(study.engine.host_probe_s == Approx(std::round(probe_us) * 1e-6).epsilon(1e-12));
-  }
+  check_probe_rule(serve_sets(kServe5));
 }
 
 // Run 5, all sets: NOT MET (with the model frozen for run 5, below; with run 6's fitted shares
@@ -996,11 +1062,7 @@ TEST_CASE("H200 serving run 5: each prediction is Ridge at its run's host probe 
 // Catch reports it passed only while some metric is outside its budget.
 TEST_CASE("H200 serving run 5: every set within the targets (target, not met)",
           "[validation][serving][!shouldfail]") {
-  for (const std::string& dir : kServe5Sets)
-    for (const auto& e : run4_errors(dir, serve5_policy(dir))) {
-      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
-      CHECK(std::fabs(e.error) <= e.budget);
-    }
+  check_targets(serve_sets(kServe5));
 }
 
 // Run 5, the metrics that met their budgets. With the model frozen for run 5 (shares 1: every
@@ -1015,23 +1077,13 @@ TEST_CASE("H200 serving run 5: every set within the targets (target, not met)",
 // metric (requests/s -3.4%, TTFT -5.7% / +3.4%, TPOT -1.1% / -5.6%, E2E +3.4% / +3.1%).
 TEST_CASE("H200 serving run 5 (fit data since run 6): the metrics within their budgets (guard)",
           "[validation][serving]") {
-  const std::map<std::string, std::set<std::string>> met = {
-      {kServe5, {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
-      {kServe5 + "rate2/",
-       {"requests/s", "output tokens/s", "ttft p99", "tpot p50", "e2e p50", "e2e p99"}},
-      {kServe5 + "static/",
-       {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99", "e2e p50",
-        "e2e p99"}}};
-  for (const auto& [dir, names] : met) {
-    std::size_t n = 0;
-    for (const auto& e : run4_errors(dir, serve5_policy(dir))) {
-      if (!names.count(e.metric)) continue;
-      ++n;
-      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
-      CHECK(std::fabs(e.error) <= e.budget);
-    }
-    CHECK(n == names.size());
-  }
+  check_met(serve_sets(kServe5),
+            {{kServe5, {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
+             {kServe5 + "rate2/",
+              {"requests/s", "output tokens/s", "ttft p99", "tpot p50", "e2e p50", "e2e p99"}},
+             {kServe5 + "static/",
+              {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99",
+               "e2e p50", "e2e p99"}}});
   for (const auto& rec : json_file(kServe5 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe5 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
@@ -1122,33 +1174,8 @@ TEST_CASE("host probe shares: the fit over runs 2-5's decode steps gives the def
 TEST_CASE("H200 serving run 6 (pre-registered): the model reproduces the committed grid",
           "[validation][serving]") {
   const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve6/";
-  const struct {
-    std::string dir;
-    const char* set;
-    std::vector<int> probes_us;
-  } cases[] = {{base + "rate2/", "continuous", {320}},
-               {base + "static/", "static", {140, 250, 360}}};
-  for (const auto& c : cases) {
-    std::ifstream in(c.dir + "grid.json");
-    REQUIRE(in);
-    const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
-    CHECK(grid.size() == 23);  // 140, 150, ..., 360 us
-    for (int p : c.probes_us) {
-      auto study = load_serve_study(c.dir + c.set + ".yaml");
-      study.engine.host_probe_s = double(p) * 1e-6;  // as the loader reads "P us"
-      const auto now = serve_json(run_serve(study));
-      const auto& want = grid.at(std::to_string(p)).at(c.set);
-      INFO(c.dir << " at " << p << " us");
-      CHECK(now["iterations"] == want["iterations"]);
-      CHECK(now["requests_per_s"].get<double>() ==
-            Approx(want["requests_per_s"].get<double>()).epsilon(1e-12));
-      for (const char* m : {"ttft", "tpot", "e2e"})
-        for (const char* q : {"p50_s", "p99_s"}) {
-          INFO(m << " " << q);
-          CHECK(now[m][q].get<double>() == Approx(want[m][q].get<double>()).epsilon(1e-12));
-        }
-    }
-  }
+  check_grid({base + "rate2/", "continuous"}, {320});
+  check_grid({base + "static/", "static"}, {140, 250, 360});
 }
 
 // ---- H200 serving run 6, measured 2026-12-02 (validate/data/h200/serve6/README.md) ----
@@ -1158,24 +1185,13 @@ TEST_CASE("H200 serving run 6 (pre-registered): the model reproduces the committ
 namespace {
 
 const std::string kServe6 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve6/";
-const std::string kServe6Sets[] = {kServe6, kServe6 + "rate2/", kServe6 + "static/"};
-
-const char* serve6_policy(const std::string& dir) {
-  return dir == kServe6 + "static/" ? "static" : "continuous";
-}
 
 }  // namespace
 
 // The rule: each committed study predicts at its record's probe, rounded to 1 us.
 TEST_CASE("H200 serving run 6: each prediction is Ridge at its run's host probe (the rule)",
           "[validation][serving]") {
-  for (const std::string& dir : kServe6Sets) {
-    const double probe_us =
-        json_file(dir + "e2e_serve.json")["environment"]["host_probe_us"].get<double>();
-    const auto study = load_serve_study(dir + serve6_policy(dir) + ".yaml");
-    INFO(dir);
-    CHECK(study.engine.host_probe_s == Approx(std::round(probe_us) * 1e-6).epsilon(1e-12));
-  }
+  check_probe_rule(serve_sets(kServe6));
 }
 
 // Run 6, all sets: NOT MET. 1.4 req/s: TTFT p50 -46.0% (measured 35.15 ms) p99 -40.4% (95.07
@@ -1185,31 +1201,17 @@ TEST_CASE("H200 serving run 6: each prediction is Ridge at its run's host probe 
 // -37.4% (14.50 ms), E2E p50 -15.0% (15.14 s) p99 -21.8% (21.80 s) miss.
 TEST_CASE("H200 serving run 6: every set within the targets (target, not met)",
           "[validation][serving][!shouldfail]") {
-  for (const std::string& dir : kServe6Sets)
-    for (const auto& e : run4_errors(dir, serve6_policy(dir))) {
-      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
-      CHECK(std::fabs(e.error) <= e.budget);
-    }
+  check_targets(serve_sets(kServe6));
 }
 
 // Run 6, the metrics that met their budgets: 1.4 req/s requests/s -0.1%, E2E p99 +0.7%; 2.0
 // req/s requests/s +1.1%, TPOT p99 -12.1%, E2E p99 -3.0%; static TTFT p99 -17.1%, TPOT p99
 // -16.0%; the static schedule's 968 iterations exactly.
 TEST_CASE("H200 serving run 6: the metrics within their budgets (guard)", "[validation][serving]") {
-  const std::map<std::string, std::set<std::string>> met = {
-      {kServe6, {"requests/s", "output tokens/s", "e2e p99"}},
-      {kServe6 + "rate2/", {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
-      {kServe6 + "static/", {"ttft p99", "tpot p99"}}};
-  for (const auto& [dir, names] : met) {
-    std::size_t n = 0;
-    for (const auto& e : run4_errors(dir, serve6_policy(dir))) {
-      if (!names.count(e.metric)) continue;
-      ++n;
-      INFO(dir << " " << e.metric << ": " << 100 * e.error << "%");
-      CHECK(std::fabs(e.error) <= e.budget);
-    }
-    CHECK(n == names.size());
-  }
+  check_met(serve_sets(kServe6),
+            {{kServe6, {"requests/s", "output tokens/s", "e2e p99"}},
+             {kServe6 + "rate2/", {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
+             {kServe6 + "static/", {"ttft p99", "tpot p99"}}});
   for (const auto& rec : json_file(kServe6 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe6 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
@@ -1222,31 +1224,6 @@ TEST_CASE("H200 serving run 6: the metrics within their budgets (guard)", "[vali
 TEST_CASE("H200 serving run 7 (pre-registered): the model reproduces the committed grid",
           "[validation][serving]") {
   const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve7/";
-  const struct {
-    std::string dir;
-    const char* set;
-    std::vector<int> probes_us;
-  } cases[] = {{base + "rate2/", "continuous", {250}},
-               {base + "static/", "static", {140, 230, 360}}};
-  for (const auto& c : cases) {
-    std::ifstream in(c.dir + "grid.json");
-    REQUIRE(in);
-    const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
-    CHECK(grid.size() == 23);  // 140, 150, ..., 360 us
-    for (int p : c.probes_us) {
-      auto study = load_serve_study(c.dir + c.set + ".yaml");
-      study.engine.host_probe_s = double(p) * 1e-6;
-      const auto now = serve_json(run_serve(study));
-      const auto& want = grid.at(std::to_string(p)).at(c.set);
-      INFO(c.dir << " at " << p << " us");
-      CHECK(now["iterations"] == want["iterations"]);
-      CHECK(now["requests_per_s"].get<double>() ==
-            Approx(want["requests_per_s"].get<double>()).epsilon(1e-12));
-      for (const char* m : {"ttft", "tpot", "e2e"})
-        for (const char* q : {"p50_s", "p99_s"}) {
-          INFO(m << " " << q);
-          CHECK(now[m][q].get<double>() == Approx(want[m][q].get<double>()).epsilon(1e-12));
-        }
-    }
-  }
+  check_grid({base + "rate2/", "continuous"}, {250});
+  check_grid({base + "static/", "static"}, {140, 230, 360});
 }

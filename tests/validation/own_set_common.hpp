@@ -8,8 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace ridge::own_sets {
 
@@ -38,6 +41,31 @@ inline std::string op_class(const nlohmann::json& r, bool split_misaligned) {
   if (op == "elementwise") return p.at("stride").get<int>() > 1 ? "elementwise strided" : op;
   if (op == "copy") return "copy " + p.at("direction").get<std::string>();
   return op;
+}
+
+/// |predicted - measured| / measured of a set's measured cases (timing.median_us, matched by id):
+/// every case in its op class (misaligned GEMMs apart), and in `all` unless its class is
+/// `unscored` (set 2's rule left its misaligned GEMMs out).
+struct SetErrors {
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_class;
+};
+
+inline SetErrors score_set(const std::string& measured_path, const std::string& predicted_path,
+                           const std::string& unscored = "") {
+  const auto measured = read_json(measured_path);
+  const auto pred = read_json(predicted_path);
+  std::map<std::string, double> p;
+  for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+  SetErrors out;
+  for (const auto& r : measured.at("records")) {
+    const double m = r.at("timing").at("median_us");
+    const double err = std::abs(p.at(r.at("id")) - m) / m;
+    const std::string c = op_class(r, true);
+    out.by_class[c].push_back(err);
+    if (c != unscored) out.all.push_back(err);
+  }
+  return out;
 }
 
 }  // namespace ridge::own_sets

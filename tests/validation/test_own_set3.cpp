@@ -100,26 +100,10 @@ namespace {
 
 const std::string kRoot = RIDGE_SOURCE_DIR;
 
-struct Set3 {
-  std::vector<double> all;                              // |error| of every case (all scored)
-  std::map<std::string, std::vector<double>> by_class;  // |error| per op class
-};
-
-const Set3& set3() {
-  static const Set3 e = [] {
-    const auto measured = read_json(kRoot + "/validate/data/h200/own-set3/own-set3.json");
-    const auto pred = read_json(kRoot + "/validate/data/h200/own-set3/predictions-with-probe.json");
-    std::map<std::string, double> p;
-    for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
-    Set3 out;
-    for (const auto& r : measured.at("records")) {
-      const double m = r.at("timing").at("median_us");
-      const double err = std::abs(p.at(r.at("id")) - m) / m;
-      out.by_class[own_sets::op_class(r, true)].push_back(err);
-      out.all.push_back(err);
-    }
-    return out;
-  }();
+const own_sets::SetErrors& set3() {
+  static const auto e =
+      own_sets::score_set(kRoot + "/validate/data/h200/own-set3/own-set3.json",
+                          kRoot + "/validate/data/h200/own-set3/predictions-with-probe.json");
   return e;
 }
 

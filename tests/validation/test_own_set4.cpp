@@ -100,27 +100,10 @@ TEST_CASE("own-set4: the current model reproduces the pre-registered predictions
 // <= 5%, p90 <= 15%, every class's median <= 10%. A missed target is [!shouldfail] with its figure.
 namespace {
 
-struct Set4 {
-  std::vector<double> all;
-  std::map<std::string, std::vector<double>> by_class;
-};
-
-const Set4& set4() {
-  static const Set4 e = [] {
-    const std::string root = RIDGE_SOURCE_DIR;
-    const auto measured = own_sets::read_json(root + "/validate/data/h200/own-set4/own-set4.json");
-    const auto pred = own_sets::read_json(root + "/validate/prereg/own-set4/predictions.json");
-    std::map<std::string, double> p;
-    for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
-    Set4 out;
-    for (const auto& r : measured.at("records")) {
-      const double m = r.at("timing").at("median_us");
-      const double err = std::abs(p.at(r.at("id")) - m) / m;
-      out.by_class[own_sets::op_class(r, true)].push_back(err);
-      out.all.push_back(err);
-    }
-    return out;
-  }();
+const own_sets::SetErrors& set4() {
+  static const auto e = own_sets::score_set(
+      std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/own-set4/own-set4.json",
+      std::string(RIDGE_SOURCE_DIR) + "/validate/prereg/own-set4/predictions.json");
   return e;
 }
 
