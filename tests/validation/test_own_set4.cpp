@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -66,31 +65,6 @@ TEST_CASE("a pageable copy costs its bytes at the fitted pageable rate, whatever
   // h2d, 3e8 bytes: 1e8 from the host's caches at 0.25 link, 2e8 from DRAM at 0.125 link.
   CHECK(per_call(300'000'000, "h2d") ==
         Approx(4e-6 + 1e8 / (0.25 * link) + 2e8 / (0.125 * link)).epsilon(1e-12));
-}
-
-// ---- own-set4 (validate/prereg/own-set4): the freeze until it is measured --------------------
-//
-// The model set 4 was pre-registered with is the model in the tree: its predictions reproduce the
-// committed ones (1e-6 relative; the file keeps every digit). A change to the fast model or the
-// calibrated H200 config fails this test: before the measurement such a change re-makes
-// predictions.json in a commit of its own; after it, the change needs a new pre-registered set
-// and removes this check in its own commit.
-TEST_CASE("own-set4: the current model reproduces the pre-registered predictions",
-          "[validation][own-set4]") {
-  const std::string root = RIDGE_SOURCE_DIR;
-  const hw::GpuSpec g = hw::find_gpu(root + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
-  std::ifstream f(root + "/validate/prereg/own-set4/predictions.json");
-  REQUIRE(f.good());
-  const auto pred = nlohmann::json::parse(f);
-  REQUIRE(pred.at("records").size() == 132);
-  for (const auto& r : pred.at("records")) {
-    const auto spec = models::OpSpec::from_json(r.at("op").get<std::string>(), r.at("params"));
-    const auto timing = r.at("timing").at("method") == "per_call" ? models::Timing::kPerCall
-                                                                  : models::Timing::kKernel;
-    const double t = models::predict_kernel(g, spec, models::Mode::kFast, timing).time_s * 1e6;
-    INFO(r.at("id").get<std::string>());
-    CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
-  }
 }
 
 // ---- own-set4 measured (validate/data/h200/own-set4, 2026-12-02) -----------------------------
