@@ -7,6 +7,7 @@
 #include "hw/config.hpp"
 #include "hw/key_record.hpp"
 #include "hw/limits.hpp"
+#include "models/records.hpp"
 
 namespace ridge::models {
 
@@ -138,8 +139,9 @@ std::vector<Case> parse_cases(const std::string& text, const std::string& path,
       Case k;
       k.id = c.contains(kId) && c[kId].is_string() ? c[kId].get<std::string>()
                                                    : fmt::format("case{}", i);
-      const nlohmann::json params = c.value(kParams, nlohmann::json::object());
+      nlohmann::json params = c.value(kParams, nlohmann::json::object());
       if (!params.is_object()) throw std::invalid_argument("params: expected a map");
+      if (records) params = params_with_record_buffers(c, c[kOp].get<std::string>(), params);
       k.op = OpSpec::from_json(c[kOp].get<std::string>(), params);
       if (c.contains(kTiming)) {
         const auto& t = c[kTiming];

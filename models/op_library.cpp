@@ -24,6 +24,10 @@ long long OpPlan::launches() const {
 
 namespace {
 
+// L2 keeps data in 128-byte lines of four 32-byte sectors (CUDA C++ Best Practices Guide,
+// "Coalesced Access to Global Memory"; the same on every NVIDIA GPU since Maxwell).
+constexpr double kL2LineBytes = 128;
+
 long long cdiv(long long a, long long b) {
   return (a + b - 1) / b;
 }
@@ -705,10 +709,29 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     const double convert = (f == "copy" || e >= 4) ? 0 : inputs + 0.5;
     const double flops = 2 * (instr + convert);
     const double sfu = (f == "gelu" || f == "silu") ? 1 : 0;  // erff's / expf's exponential
+    const int stride = static_cast<int>(op.i("stride"));
+    KernelDesc d =
+        streaming(gpu, "elementwise " + f, op.f("n"), inputs * e, e, flops, sfu, e, stride);
+    // Repeated runs over the same buffer sets (`buffers` > 0, as validate/ times a case) find the
+    // inputs in L2 when the lines they touch fit, with the output's: L2 keeps 128-byte lines, so
+    // a read whose elements lie a line or more apart holds one line per element, however far
+    // apart they are (and a footprint larger than L2 read cyclically misses throughout, as for
+    // membw). Strided elements 2-4 KiB apart, 131072-262144 of them (16-32 MiB of lines in one
+    // 512 MiB-1 GiB buffer), ran 2.3-2.6x faster than HBM allows (validate/data/h200/own-set4);
+    // the same gaps over 524288 elements (64 MiB of lines: own-set3, own-set4 768 B) ran from HBM.
+    const long long buffers = op.i("buffers");
+    if (buffers > 0) {
+      const double gap = static_cast<double>(e) * stride, n = op.f("n");
+      const double lines = n * std::min(gap, kL2LineBytes) * inputs;
+      const double footprint = static_cast<double>(buffers) * (lines + n * e);
+      if (footprint <= gpu.memory.l2_size) {
+        d.unique_read_bytes = 0;
+        d.reuse_working_set = 0;
+        d.name += " l2-resident";
+      }
+    }
     OpPlan p;
-    p.kernels.push_back({streaming(gpu, "elementwise " + f, op.f("n"), inputs * e, e, flops, sfu, e,
-                                   static_cast<int>(op.i("stride"))),
-                         1});
+    p.kernels.push_back({d, 1});
     return p;
   }
   if (k == "membw") {

@@ -25,6 +25,10 @@ const std::vector<RecordKey>& record_keys() {
        "op kind (ridge describe ops); an op outside the vocabulary is kept but not predicted"},
       {"records[].params", "map", "",
        "the op's parameters (ridge describe ops); other keys (library, algorithm) kept, unused"},
+      {"records[].buffers", "integer", "(none)",
+       "buffer sets the repetitions rotated over, as validate/ writes it beside the params of "
+       "elementwise records; taken as params.buffers by ops that have that parameter when "
+       "params does not set it"},
       {"records[].timing", "map", "(none: not compared)", "the measured time"},
       {"records[].timing.median_us", "number (us)", "", "median time of one repetition, > 0"},
       {"records[].timing.method", "kernel|per_call|host", "kernel",
@@ -48,6 +52,19 @@ std::string key(std::string_view path) {
   throw std::logic_error(fmt::format("records key '{}' is not in record_keys()", path));
 }
 }  // namespace
+
+nlohmann::json params_with_record_buffers(const nlohmann::json& record, const std::string& op,
+                                          nlohmann::json params) {
+  const std::string kBuffers = key("records[].buffers");
+  const OpDecl* kind = find_op(op);
+  if (kind == nullptr || !record.is_object() || !record.contains(kBuffers) || !params.is_object() ||
+      params.contains(kBuffers))
+    return params;
+  for (const auto& decl : kind->params) {
+    if (decl.name == kBuffers) params[kBuffers] = record[kBuffers];
+  }
+  return params;
+}
 
 RecordFile read_records(const std::string& path) {
   return parse_records(hw::read_input_file(path), path);
@@ -84,7 +101,7 @@ RecordFile parse_records_json(const std::string& text, const std::string& path) 
                     kId = key("records[].id"), kOp = key("records[].op"),
                     kParams = key("records[].params"), kTiming = key("records[].timing"),
                     kMedian = key("records[].timing.median_us"),
-                    kMethod = key("records[].timing.method");
+                    kMethod = key("records[].timing.method"), kBuffers = key("records[].buffers");
   if (!j.is_object() || !j.contains(kSchema) || j[kSchema] != "ridge.records/1") {
     throw std::invalid_argument(
         fmt::format("{}: expected an object with \"schema\": \"ridge.records/1\"", path));
@@ -134,6 +151,7 @@ RecordFile parse_records_json(const std::string& text, const std::string& path) 
         const std::string k(decl.name);
         if (rec.params.contains(k)) p[k] = rec.params[k];
       }
+      p = params_with_record_buffers(r, rec.op, std::move(p));
       try {
         rec.spec = OpSpec::from_json(rec.op, p);
       } catch (const std::invalid_argument& e) {

@@ -50,6 +50,12 @@ RecordFile read_records(const std::string& path);
 /// The same from the file's text (`path` names it in messages).
 RecordFile parse_records(const std::string& text, const std::string& path);
 
+/// `params` with the record's top-level "buffers" (validate/ writes the buffer sets of an
+/// elementwise case beside its params) added as params.buffers when the op has that parameter
+/// and params does not set it.
+nlohmann::json params_with_record_buffers(const nlohmann::json& record, const std::string& op,
+                                          nlohmann::json params);
+
 /// Deterministic split: a record is held out for testing when the FNV-1a hash of its id falls in
 /// the last third. The same ids always land on the same side.
 bool is_held_out(const std::string& id);
