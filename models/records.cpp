@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "hw/config.hpp"
+#include "hw/json_number.hpp"
 #include "hw/key_record.hpp"
 #include "hw/limits.hpp"
 
@@ -150,6 +151,10 @@ RecordFile parse_records_json(const std::string& text, const std::string& path) 
       for (const auto& decl : find_op(rec.op)->params) {
         const std::string k(decl.name);
         if (rec.params.contains(k)) p[k] = rec.params[k];
+      }
+      if (r.contains(kBuffers)) {
+        const auto b = hw::json_integer<long long>(r[kBuffers]);
+        if (!b || *b < 0) throw bad("buffers: expected a non-negative integer");
       }
       p = params_with_record_buffers(r, rec.op, std::move(p));
       try {

@@ -124,6 +124,11 @@ TEST_CASE("a record's buffers beside its params reach the elementwise op's buffe
   CHECK(f.records[1].spec->i("buffers") == 5);  // params win
   CHECK(f.records[2].spec->i("buffers") == 0);  // the default
   CHECK(f.records[3].spec.has_value());         // an op without buffers ignores it
+  // A bad value beside the params is reported at that key, not under params.
+  const std::string bad = R"({"schema": "ridge.records/1", "records": [
+    {"id": "a", "op": "elementwise", "params": {"op": "copy", "n": 8}, "buffers": -1}]})";
+  CHECK_THROWS_WITH(models::parse_records(bad, "t.json"),
+                    "t.json: records[0]: buffers: expected a non-negative integer");
 }
 
 // ---- own-set4 measured (validate/data/h200/own-set4, 2026-12-02) -----------------------------
