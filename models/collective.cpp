@@ -120,10 +120,13 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
   const bool nvls = c.algo == NcclAlgo::kNvls || c.algo == NcclAlgo::kNvlsTree;
   r.channels = nvls ? tuner.nvls_channels() : tuner.channels();
   // NCCL launches twice the channels its search found on NVLink (one block each); a ring uses
-  // fewer for small sizes (NCCL's trimming and its cells of 16 KiB traffic).
+  // fewer for small sizes (NCCL's trimming and its cells of 16 KiB traffic), and so does a tree
+  // inside one node (the same rule; checked against NCCL's logged counts there only).
   r.sm_blocks = nvls                        ? r.channels
                 : c.algo == NcclAlgo::kRing ? tuner.ring_channels(req.op, req.bytes, c.proto)
-                                            : 2 * r.channels;
+                : c.algo == NcclAlgo::kTree && tuner.nodes() == 1
+                    ? tuner.tree_channels(req.bytes, c.proto)
+                    : 2 * r.channels;
   if (r.forced) {
     r.why = fmt::format("forced; NCCL's model prices it at {:.1f} us", c.time_us);
   } else {

@@ -97,12 +97,22 @@ int pow2_up(int x) {
 }  // namespace
 
 int NcclTuner::ring_channels(CollOp op, double bytes, NcclProto p) const {
+  return coll_channels(op, bytes, p, true);
+}
+
+int NcclTuner::tree_channels(double bytes, NcclProto p) const {
+  return coll_channels(CollOp::kAllReduce, bytes, p, false);
+}
+
+int NcclTuner::coll_channels(CollOp op, double bytes, NcclProto p, bool ring) const {
   const auto& cc = t_.coll_channels;
   const int pi = static_cast<int>(p);
   const int max_ch = 2 * channels_;  // NCCL duplicates the search's channels
+  // Ring and tree share the trimming rule (enqueue.cc topoGetAlgoInfo, "Ring/Tree channel
+  // tuning") and, on two H200s, their threads per block (512, 640, 512 as logged).
   const double nt = cc.ring_max_threads[static_cast<std::size_t>(pi)];
   double thr = cc.thread_threshold[static_cast<std::size_t>(pi)];
-  if (p == NcclProto::kLL) thr *= gpus_;  // tuning.cc: ring LL's threshold x nRanks
+  if (ring && p == NcclProto::kLL) thr *= gpus_;  // tuning.cc: ring LL's threshold x nRanks
   if (nt <= 0 || thr <= 0) return max_ch;
   int nc = max_ch;
   while (bytes < nc * nt * thr && nc >= 2) --nc;

@@ -90,6 +90,9 @@ class NcclTuner {
   /// threshold (enqueue.cc topoGetAlgoInfo), then the channels its cells of 16 KiB traffic
   /// fill (enqueue.cc scheduleCollTasksToPlan, one collective alone).
   int ring_channels(CollOp op, double bytes, hw::NcclProto p) const;
+  /// The channels (CUDA blocks) a tree all-reduce of `bytes` runs on: the ring's rule with the
+  /// thread threshold unscaled (NCCL multiplies only ring LL's by nRanks; tuning.cc).
+  int tree_channels(double bytes, hw::NcclProto p) const;
   /// NCCL's point-to-point plan for one peer of `bytes` (enqueue.cc addP2pToPlan).
   struct P2pPlan {
     hw::NcclProto proto = hw::NcclProto::kSimple;
@@ -100,6 +103,7 @@ class NcclTuner {
   P2pPlan p2p_plan(double bytes_per_peer) const;
 
  private:
+  int coll_channels(CollOp op, double bytes, hw::NcclProto p, bool ring) const;
   TuneCell price(CollOp op, double bytes, hw::NcclAlgo a, hw::NcclProto p) const;
   const hw::SystemSpec& sys_;
   const hw::NcclTuning& t_;

@@ -409,6 +409,33 @@ TEST_CASE("a ring's channels by size are the ones NCCL 2.28.9 logged on two H200
   }
 }
 
+TEST_CASE("a tree's channels by size are the ones NCCL 2.28.9 logged on two H200s", "[analytic]") {
+  // Expected: channel{Lo..Hi} of every tree all-reduce NCCL printed (nccl-debug-Tree-*.log in
+  // validate/data/h200x2/logs.tar.gz), a measurement. The ring's rule, but tree LL's thread
+  // threshold is not multiplied by nRanks, so tree LL keeps twice ring LL's channels (8 KiB:
+  // 2 against 1) while LL128 and Simple match the ring's.
+  const models::NcclTuner t(h200(), nccl(), 2);
+  using P = hw::NcclProto;
+  struct Case {
+    P p;
+    double bytes;
+    int channels;
+  };
+  const Case cases[] = {
+      {P::kLL, 2048, 1},        {P::kLL, 8192, 2},         {P::kLL, 32768, 8},
+      {P::kLL, 131072, 22},     {P::kLL, 524288, 24},      {P::kLL128, 8192, 1},
+      {P::kLL128, 32768, 4},    {P::kLL128, 131072, 16},   {P::kLL128, 524288, 22},
+      {P::kLL128, 2097152, 24}, {P::kSimple, 32768, 1},    {P::kSimple, 131072, 4},
+      {P::kSimple, 524288, 16}, {P::kSimple, 2097152, 24}, {P::kSimple, 8589934592.0, 24},
+  };
+  for (const Case& c : cases) {
+    INFO(hw::nccl_proto_name(c.p) << " " << c.bytes);
+    CHECK(t.tree_channels(c.bytes, c.p) == c.channels);
+  }
+  // The collective's blocks follow it inside a node.
+  CHECK(run(h200(), CollOp::kAllReduce, 32768, 2, hw::NcclAlgo::kTree, P::kLL).sm_blocks == 8);
+}
+
 TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[analytic]") {
   // NCCL 2.28.9 on a DGX H200 (src/graph/paths.cc, src/enqueue.cc): p2pnChannels = 24 channels
   // rounded up to 32; per peer min(24, 2 x 18 NVLink links) rounded up = 32; on 2 ranks
