@@ -243,10 +243,11 @@ TuneCell NcclTuner::price(CollOp op, double bytes, NcclAlgo a, NcclProto p) cons
   // chains alternate direction, so each GPU's port carries half the channels one way, where a
   // ring channel crosses both ports both ways. The search then fits twice the ring's channel
   // speed (its first sm90 speed, 60 GB/s, x 6 channels per direction within 370.8 GB/s) and
-  // keeps the channel count, while the ring's 6 x 60 are duplicated into 12 x 30
+  // keeps the channel count, while the ring's 6 x 60 are (we read) duplicated into 12 x 30
   // (ncclTopoDupChannels). NCCL logged on two H200s "Pattern 1, nChannels 12, bw 60" beside
   // the ring's "Pattern 4, nChannels 12, bw 30" (validate/data/h200x2/logs.tar.gz). With three
-  // or more GPUs a middle GPU's port carries both directions' chains: the ring's speed.
+  // or more GPUs a middle GPU's port carries both directions' chains: the ring's speed (assumed,
+  // not logged).
   if (a == NcclAlgo::kTree && nodes_ == 1 && ppn_ == 2) bw_ch = 2 * bw_intra;
   double bus = nch * bw_ch;
   const bool intel = sys_.node.cpu != hw::CpuVendor::kAmd;
