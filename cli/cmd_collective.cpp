@@ -82,13 +82,16 @@ std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec&
   out += fmt::format("  latency part {} (NCCL's latency model); {} channels, {} SMs per GPU busy\n",
                      fmt_time(r.latency_s), r.channels, r.sm_blocks);
   if (r.sm_bound > 0) {
-    // A ring's bound is its blocks together per edge; a point-to-point one is per peer, over
-    // that peer's channels.
+    // A ring's bound is its blocks together per edge, a tree's per port direction (both trees'
+    // flows); a point-to-point one is per peer, over that peer's channels.
     const int blocks = r.p2p ? r.channels : r.sm_blocks;
     out += fmt::format(
         "  SM side: {} blocks x {} of loads + stores, {:.2f} per byte sent: {} per {}, {}\n",
         blocks, fmt_bw(r.sm_bound * r.sm_loads_stores_per_byte / blocks),
-        r.sm_loads_stores_per_byte, fmt_bw(r.sm_bound), r.p2p ? "peer" : "ring edge",
+        r.sm_loads_stores_per_byte, fmt_bw(r.sm_bound),
+        r.p2p                           ? "peer"
+        : r.algo == hw::NcclAlgo::kTree ? "port direction (tree)"
+                                        : "ring edge",
         r.sm_bound_binds ? "below the links: the bottleneck" : "above the links");
   }
   // When the channels' SM side binds, the busiest link is not what limits: say so in its label.

@@ -120,10 +120,13 @@ CollectiveResult choose_collective(const NcclTuner& tuner, const CollectiveReque
   const bool nvls = c.algo == NcclAlgo::kNvls || c.algo == NcclAlgo::kNvlsTree;
   r.channels = nvls ? tuner.nvls_channels() : tuner.channels();
   // NCCL launches twice the channels its search found on NVLink (one block each); a ring uses
-  // fewer for small sizes (NCCL's trimming and its cells of 16 KiB traffic).
+  // fewer for small sizes (NCCL's trimming and its cells of 16 KiB traffic), and so does a tree
+  // inside one node (the same rule; checked against NCCL's logged counts there only).
   r.sm_blocks = nvls                        ? r.channels
                 : c.algo == NcclAlgo::kRing ? tuner.ring_channels(req.op, req.bytes, c.proto)
-                                            : 2 * r.channels;
+                : c.algo == NcclAlgo::kTree && tuner.nodes() == 1
+                    ? tuner.tree_channels(req.bytes, c.proto)
+                    : 2 * r.channels;
   if (r.forced) {
     r.why = fmt::format("forced; NCCL's model prices it at {:.1f} us", c.time_us);
   } else {
@@ -169,6 +172,20 @@ double ring_memory_ops(CollOp op, int n) {
     default:
       return 3.0;
   }
+}
+
+// Loads + stores per byte of a channel's share, for the busiest block of NCCL's tree
+// all-reduce on a chain inside one node (NCCL 2.28.9 src/device/all_reduce.h runTreeSplit, the
+// kernel of every tree protocol; a chain's channels are rooted at either end, each end root of
+// half of them). The root's block runs recv-reduce-copy-send on all its threads: its buffer and
+// its source loaded, its output and the next rank's buffer stored, 4. A leaf's block splits its
+// threads between a send (source, peer's buffer: 2) and a receive (own buffer, output: 2), 4
+// for the block. A middle rank's block splits them between recv-reduce-send up (3) and
+// recv-copy-send down (3), 6. Counted per block, as the ring's are: the per-block rate is one
+// SM's loads and stores, whichever warps issue them. Two ranks: 4 (root and leaf alike);
+// more: 6.
+double tree_memory_ops(int n) {
+  return n <= 2 ? 4.0 : 6.0;
 }
 
 // One transfer of the plan: bytes on the wire over a path (links [first, first + count) of the
@@ -447,6 +464,16 @@ struct Planner {
         cap_data = tuner.nodes() == 1 ? sm_cap : std::min(cap_data, sm_cap);
       }
     }
+    // A tree inside one node is a chain; its channels' blocks bound it the same way (the same
+    // per-block rates, measured on rings), replacing NCCL's tree caps there.
+    if (choice.algo == NcclAlgo::kTree && tuner.nodes() == 1) {
+      const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
+      if (rate > 0) {
+        sm_ops = tree_memory_ops(n());
+        sm_cap = choice.sm_blocks * rate / sm_ops;
+        cap_data = sm_cap;
+      }
+    }
     switch (choice.algo) {
       case NcclAlgo::kRing: {
         double per_edge = s;
@@ -537,11 +564,11 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   run->result.sm_bound = plan.sm_cap;
   run->result.sm_loads_stores_per_byte = plan.sm_ops;
   // The SM side binds where the cap it sets on a flow is below that flow's slowest link (for
-  // point-to-point, below its even share of that link among the plan's flows crossing it:
-  // an all-to-all's peers share each GPU's port).
+  // point-to-point and trees, below its even share of that link among the plan's flows crossing
+  // it: an all-to-all's peers share each GPU's port, and so do a tree's up and down chains).
   if (plan.sm_cap > 0) {
     std::vector<std::uint32_t> crossing;
-    if (run->result.p2p) {
+    if (run->result.p2p || run->result.algo == NcclAlgo::kTree) {
       crossing.assign(net.link_count(), 0);
       for (sim::LinkId id : plan.links) ++crossing[id.index];
     }

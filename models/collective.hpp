@@ -12,7 +12,10 @@
 // primitives touch, so a ring moves at most blocks x rate / (loads + stores per byte sent: NCCL's
 // ring loop, (3n-2)/(n-1) all-reduce, (3n-1)/(n-1) all-gather and reduce-scatter, 3 broadcast
 // and reduce), the per-block rate of each protocol fitted on ring all-reduce (configs/nccl;
-// Hopper); inside a node it replaces NCCL's LL/LL128 cap, across nodes the lower holds. A ring
+// Hopper); inside a node it replaces NCCL's LL/LL128 cap, across nodes the lower holds. A tree
+// inside one node (a chain) is bound the same way, at the same rates, by its busiest block's
+// loads + stores per byte of its share (NCCL's runTreeSplit: 4 on two ranks, 6 with middle
+// ranks), replacing NCCL's tree caps there. A ring
 // runs on NCCL's channels for its size (trimmed for small sizes, then cells of 16 KiB traffic:
 // NcclTuner::ring_channels, checked against NCCL's logged channels). Point-to-point: NCCL's
 // protocol (LL up to channels-per-peer x 16 KiB) and channels per peer by size
@@ -29,9 +32,10 @@
 // algorithm and protocol (base + per-step hardware latencies; the links' own latencies are
 // part of it) + the flows' simulated transfer.
 // Ignores: PXN, adaptive routing, the reduction's arithmetic (its loads and stores are in the
-// SM side), the SM side of tree and NVLS kernels and of point-to-point across nodes or with LL
-// (no measured rate), all-to-all's copy to itself, and the mid-size ramp of Simple/LL128 rings
-// measured on two H200s (not from NCCL's channels or chunks; docs/collectives.md).
+// SM side), the SM side of NVLS kernels, of trees across nodes and of point-to-point across
+// nodes or with LL (no measured rate), all-to-all's copy to itself, the mid-size ramp of
+// Simple/LL128 rings and what makes tree LL128 0.69 of ring LL128 on two H200s (neither
+// explained; docs/collectives.md).
 // Validated: against NCCL on two H200s (validate/data/h200x2) and the published 8-GPU figures
 // (tests/systems/test_collective_validation.cpp; docs/collectives.md).
 #pragma once

@@ -97,12 +97,22 @@ int pow2_up(int x) {
 }  // namespace
 
 int NcclTuner::ring_channels(CollOp op, double bytes, NcclProto p) const {
+  return coll_channels(op, bytes, p, true);
+}
+
+int NcclTuner::tree_channels(double bytes, NcclProto p) const {
+  return coll_channels(CollOp::kAllReduce, bytes, p, false);
+}
+
+int NcclTuner::coll_channels(CollOp op, double bytes, NcclProto p, bool ring) const {
   const auto& cc = t_.coll_channels;
   const int pi = static_cast<int>(p);
   const int max_ch = 2 * channels_;  // NCCL duplicates the search's channels
+  // Ring and tree share the trimming rule (enqueue.cc topoGetAlgoInfo, "Ring/Tree channel
+  // tuning") and, on two H200s, their threads per block (512, 640, 512 as logged).
   const double nt = cc.ring_max_threads[static_cast<std::size_t>(pi)];
   double thr = cc.thread_threshold[static_cast<std::size_t>(pi)];
-  if (p == NcclProto::kLL) thr *= gpus_;  // tuning.cc: ring LL's threshold x nRanks
+  if (ring && p == NcclProto::kLL) thr *= gpus_;  // tuning.cc: ring LL's threshold x nRanks
   if (nt <= 0 || thr <= 0) return max_ch;
   int nc = max_ch;
   while (bytes < nc * nt * thr && nc >= 2) --nc;
@@ -227,7 +237,18 @@ TuneCell NcclTuner::price(CollOp op, double bytes, NcclAlgo a, NcclProto p) cons
   const double bw_intra = sys_.nccl.channel_bw_intra / 1e9;
   const double bw_inter =
       sys_.nccl.channel_bw_inter > 0 ? sys_.nccl.channel_bw_inter / 1e9 : bw_intra;
-  const double bw_ch = (nodes_ == 1 || collnet) ? bw_intra : bw_inter;
+  double bw_ch = (nodes_ == 1 || collnet) ? bw_intra : bw_inter;
+  // NCCL's tree graph is searched apart from the ring's (src/graph/search.cc): a tree channel
+  // is a chain charged only forward (ncclTopoFollowPath), and on one node of two GPUs the
+  // chains alternate direction, so each GPU's port carries half the channels one way, where a
+  // ring channel crosses both ports both ways. The search then fits twice the ring's channel
+  // speed (its first sm90 speed, 60 GB/s, x 6 channels per direction within 370.8 GB/s) and
+  // keeps the channel count, while the ring's 6 x 60 are (we read) duplicated into 12 x 30
+  // (ncclTopoDupChannels). NCCL logged on two H200s "Pattern 1, nChannels 12, bw 60" beside
+  // the ring's "Pattern 4, nChannels 12, bw 30" (validate/data/h200x2/logs.tar.gz). With three
+  // or more GPUs a middle GPU's port carries both directions' chains: the ring's speed (assumed,
+  // not logged).
+  if (a == NcclAlgo::kTree && nodes_ == 1 && ppn_ == 2) bw_ch = 2 * bw_intra;
   double bus = nch * bw_ch;
   const bool intel = sys_.node.cpu != hw::CpuVendor::kAmd;
   const double ll_max =

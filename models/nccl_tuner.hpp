@@ -8,14 +8,15 @@
 // count, the LL cap by host CPU past one node, the tree correction table, the ring Simple
 // plateau factor past one node, the enablement rules (tree only for all-reduce, NVLS only with
 // NVLink multicast and Simple, NVLS-tree and CollNet only past one node, CollNet only with
-// in-network reduction). Also NCCL's plan of a call's channels: a ring's channels trimmed for
-// small sizes and dealt out in cells of 16 KiB traffic (enqueue.cc topoGetAlgoInfo,
-// scheduleCollTasksToPlan), and point-to-point's protocol and channels per peer by size
-// (enqueue.cc addP2pToPlan, graph/paths.cc ncclTopoComputeP2pChannels). Ignores: PAT (one GPU
-// per node), the thread trimming (it changes no channel count), several collectives in one
-// group sharing channels, tuner plugins and environment overrides other than a forced
-// algo/proto. Validated: its choices against NCCL's on two H200s (validate/data/h200x2,
-// tests/systems), its ring channel counts against the 26 NCCL logged there.
+// in-network reduction), the tree graph's own channel speed on one node of two GPUs (twice the
+// ring's: a 2-GPU chain crosses each port one way; as NCCL logged). Also NCCL's plan of a
+// call's channels: a ring's channels trimmed for small sizes and dealt out in cells of 16 KiB
+// traffic (enqueue.cc topoGetAlgoInfo, scheduleCollTasksToPlan), and point-to-point's protocol
+// and channels per peer by size (enqueue.cc addP2pToPlan, graph/paths.cc
+// ncclTopoComputeP2pChannels). Ignores: PAT (one GPU per node), the thread trimming (it changes no
+// channel count), several collectives in one group sharing channels, tuner plugins and environment
+// overrides other than a forced algo/proto. Validated: its choices against NCCL's on two H200s
+// (validate/data/h200x2, tests/systems), its ring channel counts against the 26 NCCL logged there.
 #pragma once
 
 #include <string>
@@ -89,6 +90,9 @@ class NcclTuner {
   /// threshold (enqueue.cc topoGetAlgoInfo), then the channels its cells of 16 KiB traffic
   /// fill (enqueue.cc scheduleCollTasksToPlan, one collective alone).
   int ring_channels(CollOp op, double bytes, hw::NcclProto p) const;
+  /// The channels (CUDA blocks) a tree all-reduce of `bytes` runs on: the ring's rule with the
+  /// thread threshold unscaled (NCCL multiplies only ring LL's by nRanks; tuning.cc).
+  int tree_channels(double bytes, hw::NcclProto p) const;
   /// NCCL's point-to-point plan for one peer of `bytes` (enqueue.cc addP2pToPlan).
   struct P2pPlan {
     hw::NcclProto proto = hw::NcclProto::kSimple;
@@ -99,6 +103,7 @@ class NcclTuner {
   P2pPlan p2p_plan(double bytes_per_peer) const;
 
  private:
+  int coll_channels(CollOp op, double bytes, hw::NcclProto p, bool ring) const;
   TuneCell price(CollOp op, double bytes, hw::NcclAlgo a, hw::NcclProto p) const;
   const hw::SystemSpec& sys_;
   const hw::NcclTuning& t_;

@@ -109,6 +109,83 @@ TEST_CASE("a ring channel's SM side: loads + stores per byte by op", "[analytic]
   CHECK_FALSE(eight.sm_bound_binds);
 }
 
+TEST_CASE("NCCL's tuning table on two H200s is the one NCCL 2.28.9 logged", "[analytic]") {
+  // Expected: the latency (us) / bandwidth (GB/s) table NCCL printed for this communicator
+  // (NCCL_DEBUG_SUBSYS=TUNING, validate/data/h200x2/logs.tar.gz, nccl-debug-default-default.log,
+  // AllReduce row), a measurement, not this code's output. Its tree figures come from the tree
+  // graph NCCL's search found, 12 channels of 60 GB/s (a 2-GPU chain crosses each port one way),
+  // not the ring's 12 of 30: tree LL min(0.92 x 720, 12 x 38.7) / 3.8 x 0.5 = 61.1, LL128
+  // 464.4 x 7/9 x 0.5 = 180.6, Simple 464.4 x 0.5 = 232.2; ring LL min(141, 180) = 141, LL128
+  // min(0.92 x 360, 12 x 36.7) = 331.2, Simple 360 (x nRanks / nSteps = 1). At 1 GiB the tree
+  // correction table no longer applies (it ends at 256 MiB), so the cells are the table's.
+  const models::NcclTuner t(h200(), nccl(), 2);
+  const auto res = t.tune(CollOp::kAllReduce, 1073741824.0);
+  using A = hw::NcclAlgo;
+  using P = hw::NcclProto;
+  struct Logged {
+    A a;
+    P p;
+    double lat_us, bw_gbps;
+  };
+  const Logged logged[] = {
+      {A::kTree, P::kLL, 8.0, 61.1},       {A::kTree, P::kLL128, 16.5, 180.6},
+      {A::kTree, P::kSimple, 16.4, 232.2}, {A::kRing, P::kLL, 7.8, 141.0},
+      {A::kRing, P::kLL128, 17.8, 331.2},  {A::kRing, P::kSimple, 15.2, 360.0},
+  };
+  for (const Logged& l : logged)
+    for (const auto& c : res.cells)
+      if (c.algo == l.a && c.proto == l.p) {
+        INFO(hw::nccl_algo_name(l.a) << "/" << hw::nccl_proto_name(l.p));
+        CHECK(c.enabled);
+        // NCCL prints one decimal: within half a unit of the last digit.
+        CHECK(std::abs(c.latency_us - l.lat_us) <= 0.05 + 1e-9);
+        CHECK(std::abs(c.algbw_gbps - l.bw_gbps) <= 0.05 + 1e-9);
+      }
+  // And with NVLS off (as in those runs) NCCL chose ring Simple for every all-reduce of 2 MiB
+  // and more (same log): the fastest of the ring and tree cells.
+  for (double b : {2097152.0, 134217728.0, 8589934592.0}) {
+    const models::TuneCell* best = nullptr;
+    for (const auto& c : t.tune(CollOp::kAllReduce, b).cells)
+      if (c.enabled && (c.algo == A::kRing || c.algo == A::kTree) &&
+          (!best || c.time_us < best->time_us))
+        best = &c;
+    REQUIRE(best);
+    CHECK(best->algo == A::kRing);
+    CHECK(best->proto == P::kSimple);
+  }
+}
+
+TEST_CASE("a tree's SM side inside a node: loads + stores per byte of the busiest block",
+          "[analytic]") {
+  // Two H200s: each channel's root block runs recv-reduce-copy-send on all its threads (4 loads
+  // + stores per byte of the channel's share), each leaf block a send (2) and a receive (2) on
+  // split threads: 4 per block. 24 blocks, each channel S/24: the data moves at 24 x rate / 4
+  // per port direction (both trees' flows on a port, each half the data at half the bound),
+  // and the second tree half finishes one step (buffer / 8 at the line rate) after the first
+  // started, the down chain starting one step after the up.
+  const double s = 1073741824.0, line = 450e9 * 0.82;
+  auto check = [&](hw::NcclProto p, double rate, double buffer) {
+    const auto x = run(h200(), CollOp::kAllReduce, s, 2, hw::NcclAlgo::kTree, p);
+    INFO(hw::nccl_proto_name(p));
+    CHECK(x.sm_loads_stores_per_byte == Approx(4.0));
+    CHECK(x.sm_bound == Approx(24 * rate / 4).epsilon(1e-9));
+    CHECK(x.sm_bound_binds);  // below the 369 / 2 GB/s each of a port's two flows gets
+    CHECK(x.time_s - x.latency_s == Approx(s * 4 / (24 * rate) + buffer / 8 / line).epsilon(1e-6));
+  };
+  check(hw::NcclProto::kLL, 20.65e9, 524288);       // 123.9 GB/s (x2 on the wire: 247.8 < 369)
+  check(hw::NcclProto::kLL128, 55.66e9, 4915200);   // 333.96 GB/s (x16/15: 356.2 < 369)
+  check(hw::NcclProto::kSimple, 58.75e9, 4194304);  // 352.5 GB/s < 369
+  // Eight GPUs: a middle rank's block splits recv-reduce-send up (3) and recv-copy-send down
+  // (3): 6 per byte, 24 x 58.75 / 6 = 235 GB/s. But a middle GPU's port also carries both
+  // trees' up and down chains, S/2 each, 2 S in all, at 369 GB/s (the ring's 2(n-1)/n S = 1.75
+  // S): the link, not the SM side, binds, and the transfer takes at least 2 S / 369 GB/s.
+  const auto e = run(h200(), CollOp::kAllReduce, s, 8, hw::NcclAlgo::kTree, hw::NcclProto::kSimple);
+  CHECK(e.sm_loads_stores_per_byte == Approx(6.0));
+  CHECK(e.sm_bound == Approx(235e9).epsilon(1e-9));
+  CHECK_FALSE(e.sm_bound_binds);
+  CHECK(e.time_s - e.latency_s >= 2 * s / line);
+}
+
 TEST_CASE("NVLS all-reduce: S(n+1)/n per port direction at NCCL's NVLS efficiency", "[analytic]") {
   // Each GPU sends its part of every shard up (S) and its reduced shard for multicast (S/n), and
   // receives its reduced shard (S/n) and every multicast shard (S): S(n+1)/n each way. So
@@ -330,6 +407,33 @@ TEST_CASE("a ring's channels by size are the ones NCCL 2.28.9 logged on two H200
     INFO(models::coll_op_name(c.op) << " " << hw::nccl_proto_name(c.p) << " " << c.bytes);
     CHECK(t.ring_channels(c.op, c.bytes, c.p) == c.channels);
   }
+}
+
+TEST_CASE("a tree's channels by size are the ones NCCL 2.28.9 logged on two H200s", "[analytic]") {
+  // Expected: channel{Lo..Hi} of every tree all-reduce NCCL printed (nccl-debug-Tree-*.log in
+  // validate/data/h200x2/logs.tar.gz), a measurement. The ring's rule, but tree LL's thread
+  // threshold is not multiplied by nRanks, so tree LL keeps twice ring LL's channels (8 KiB:
+  // 2 against 1) while LL128 and Simple match the ring's.
+  const models::NcclTuner t(h200(), nccl(), 2);
+  using P = hw::NcclProto;
+  struct Case {
+    P p;
+    double bytes;
+    int channels;
+  };
+  const Case cases[] = {
+      {P::kLL, 2048, 1},        {P::kLL, 8192, 2},         {P::kLL, 32768, 8},
+      {P::kLL, 131072, 22},     {P::kLL, 524288, 24},      {P::kLL128, 8192, 1},
+      {P::kLL128, 32768, 4},    {P::kLL128, 131072, 16},   {P::kLL128, 524288, 22},
+      {P::kLL128, 2097152, 24}, {P::kSimple, 32768, 1},    {P::kSimple, 131072, 4},
+      {P::kSimple, 524288, 16}, {P::kSimple, 2097152, 24}, {P::kSimple, 8589934592.0, 24},
+  };
+  for (const Case& c : cases) {
+    INFO(hw::nccl_proto_name(c.p) << " " << c.bytes);
+    CHECK(t.tree_channels(c.bytes, c.p) == c.channels);
+  }
+  // The collective's blocks follow it inside a node.
+  CHECK(run(h200(), CollOp::kAllReduce, 32768, 2, hw::NcclAlgo::kTree, P::kLL).sm_blocks == 8);
 }
 
 TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[analytic]") {

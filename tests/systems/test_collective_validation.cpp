@@ -188,6 +188,39 @@ TEST_CASE("h200x2: point-to-point channels by size predict all-to-all at 32-512 
   CHECK(n == 21);  // 7 series x 3 sizes
 }
 
+TEST_CASE("h200x2: tree all-reduce, LL and Simple, 128 MiB to 8 GiB, by the SM side",
+          "[validation]") {
+  // A tree on two GPUs is a chain whose busiest block loads + stores 4 bytes per byte of its
+  // share (NCCL's runTreeSplit), at the per-block rates fitted on ring all-reduce: 123.9 GB/s
+  // for LL, 352.5 for Simple (models/collective.cpp tree_memory_ops). Not refitted on trees,
+  // but the per-block (not per-thread-group) count was chosen with these rows in view, so this
+  // is a guard, not a clean prediction (docs/collectives.md). Bandwidth-bound sizes, within 10%
+  // (the issue's budget); before, tree LL was 32% slow at every one of them (NCCL's LL tree cap
+  // on the ring's channel speed).
+  int n = 0;
+  for (const Row& r : h200x2_rows())
+    if ((r.series == "allreduce/Tree/LL" || r.series == "allreduce/Tree/Simple") &&
+        r.bytes >= 134217728.0) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.10);
+      ++n;
+    }
+  CHECK(n == 8);  // 2 series x 4 sizes
+}
+
+TEST_CASE("h200x2: tree LL128 all-reduce within 10% at 128 MiB-8 GiB (not met: unexplained)",
+          "[validation][!shouldfail]") {
+  // Measured 231-243 GB/s at every size from 32 MiB (0.69 of ring LL128's 334); the SM side
+  // with 4 per byte gives 334, NCCL's own tree LL128 figure 361: Ridge is 24-33% fast here. The
+  // slowdown follows NCCL's tree LL128 chunk (72 KB at 128 MiB: 1.11x ring LL128's time; the
+  // full 576,000 B step at 2-8 GiB: 1.43x), a lead, not yet a mechanism (docs/collectives.md).
+  for (const Row& r : h200x2_rows())
+    if (r.series == "allreduce/Tree/LL128" && r.bytes >= 134217728.0) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.10);
+    }
+}
+
 TEST_CASE("h200x2: busbw within 10% at every size of 1 MiB and more (target, not met)",
           "[validation][!shouldfail]") {
   // The issue's target. Not met: from 32 to 512 MiB NCCL on this machine runs up to 9-16%
