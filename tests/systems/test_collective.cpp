@@ -144,8 +144,9 @@ TEST_CASE("NCCL's tuning table on two H200s is the one NCCL 2.28.9 logged", "[an
   // And with NVLS off (as in those runs) NCCL chose ring Simple for every all-reduce of 2 MiB
   // and more (same log): the fastest of the ring and tree cells.
   for (double b : {2097152.0, 134217728.0, 8589934592.0}) {
+    const auto tuned = t.tune(CollOp::kAllReduce, b);  // `best` points into it
     const models::TuneCell* best = nullptr;
-    for (const auto& c : t.tune(CollOp::kAllReduce, b).cells)
+    for (const auto& c : tuned.cells)
       if (c.enabled && (c.algo == A::kRing || c.algo == A::kTree) &&
           (!best || c.time_us < best->time_us))
         best = &c;
