@@ -453,25 +453,17 @@ struct Planner {
       if (c.algo == choice.algo && c.proto == choice.proto) cell = &c;
     if (cell && choice.proto != NcclProto::kSimple) cap_data = cell->busbw_gbps * 1e9;
     const double s = req.bytes, nn = n();
-    // A ring channel's block loads and stores every byte its primitives touch; with a
-    // measured per-block rate that bounds the ring (inside a node it replaces NCCL's single
-    // LL/LL128 cap, which is NCCL's model of the same SM side; across nodes the lower holds).
-    if (choice.algo == NcclAlgo::kRing) {
+    // A channel's block loads and stores every byte its primitives touch; with a measured
+    // per-block rate that bounds a ring (inside a node it replaces NCCL's single LL/LL128 cap,
+    // which is NCCL's model of the same SM side; across nodes the lower holds) and a tree inside
+    // one node, a chain (the same rates, measured on rings, replacing NCCL's tree caps there).
+    const bool is_ring = choice.algo == NcclAlgo::kRing;
+    if (is_ring || (choice.algo == NcclAlgo::kTree && tuner.nodes() == 1)) {
       const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
       if (rate > 0) {
-        sm_ops = ring_memory_ops(req.op, n());
+        sm_ops = is_ring ? ring_memory_ops(req.op, n()) : tree_memory_ops(n());
         sm_cap = choice.sm_blocks * rate / sm_ops;
         cap_data = tuner.nodes() == 1 ? sm_cap : std::min(cap_data, sm_cap);
-      }
-    }
-    // A tree inside one node is a chain; its channels' blocks bound it the same way (the same
-    // per-block rates, measured on rings), replacing NCCL's tree caps there.
-    if (choice.algo == NcclAlgo::kTree && tuner.nodes() == 1) {
-      const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
-      if (rate > 0) {
-        sm_ops = tree_memory_ops(n());
-        sm_cap = choice.sm_blocks * rate / sm_ops;
-        cap_data = sm_cap;
       }
     }
     switch (choice.algo) {
