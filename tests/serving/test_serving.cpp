@@ -1010,14 +1010,15 @@ void check_met(const std::vector<ServeSet>& sets,
   }
 }
 
-// Freeze guard of a pre-registered grid (grid.json: Ridge at 140, 150, ..., 360 us): the model
+// Freeze guard of a pre-registered grid (grid.json: Ridge at 140, 150, ..., 360 us, `points` of
+// them; run 8's to 440 us, 31): the model
 // still gives it at the probes named, to 1e-12 relative (JSON's round trip of doubles; ridge
 // --json prints 17 significant digits) and the iterations exactly.
-void check_grid(const ServeSet& s, const std::vector<int>& probes_us) {
+void check_grid(const ServeSet& s, const std::vector<int>& probes_us, std::size_t points = 23) {
   std::ifstream in(s.dir + "grid.json");
   REQUIRE(in);
   const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
-  CHECK(grid.size() == 23);
+  CHECK(grid.size() == points);
   for (int p : probes_us) {
     auto study = load_serve_study(s.dir + s.policy + ".yaml");
     study.engine.host_probe_s = double(p) * 1e-6;  // as the loader reads "P us"
@@ -1299,4 +1300,14 @@ TEST_CASE("H200 serving run 7: the metrics within their budgets (guard)", "[vali
               {"requests/s", "output tokens/s", "ttft p99", "tpot p99", "e2e p99"}}});
   for (const auto& rec : json_file(kServe7 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe7 + "static/static.yaml")["iterations"] == rec["iterations"].size());
+}
+
+// ---- H200 serving run 8 (validate/data/h200/serve8/preregistration.md): pre-registered ----
+// Run 7 again with new request lists (seeds 8801-8803), the same model and rule; grid.json over
+// 140-440 us. Freeze guard as run 7's: one probe for the 2.0 req/s set, three for the static set.
+TEST_CASE("H200 serving run 8 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve8/";
+  check_grid({base + "rate2/", "continuous"}, {330}, 31);
+  check_grid({base + "static/", "static"}, {140, 330, 440}, 31);
 }
