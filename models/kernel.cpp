@@ -42,12 +42,45 @@ double hbm_row_spread(int elem_bytes, int stride, double atom_bytes) {
   // as (gap / atom)^0.22: against the 64-byte gap's, 1.10-1.18 at 128 bytes (kernels.json fp32
   // stride 32, own-set1 bf16 stride 64), 1.16 at 160, 1.23-1.25 at 192 (own-set1 fp32 stride 48,
   // own-set2 bf16 stride 96) and 1.58 at 512 (own-set2 fp32 stride 128: the case own-set2 missed
-  // by 37%); the model gives 1.165, 1.22, 1.27 and 1.58. Past 32 atoms (2 KiB, a DRAM row or more
-  // per element) it stops rising: no record that far apart, a bound not a measurement.
+  // by 37%); the model gives 1.165, 1.22, 1.27 and 1.58. Past 16 atoms (1 KiB) it stops rising:
+  // an HBM3 pseudo channel's page (row) is 1 KiB (JEDEC JESD238), so elements a page or more
+  // apart take one activation each however far apart they are. The cap is a fit as well as a
+  // page: 2 KiB (32 atoms) before own-set5, whose seven cold cases at 1.5-12 KiB gaps (66-130 MiB
+  // of lines, validate/data/h200/own-set5) ran 10-12% faster than it, flat across the gaps; at 16
+  // atoms they are within 3% (validate/prereg/own-set5/strided_table.py).
   constexpr double kExponent = 0.22;
+  constexpr double kPageAtoms = 16;  // 1 KiB HBM3 page over 64-byte atoms
   const double gap = static_cast<double>(std::max(1, elem_bytes)) * std::max(1, stride);
   if (atom_bytes <= 0 || gap <= atom_bytes) return 1.0;
-  return std::pow(std::min(gap, 32.0 * atom_bytes) / atom_bytes, kExponent);
+  return std::pow(std::min(gap, kPageAtoms * atom_bytes) / atom_bytes, kExponent);
+}
+
+double l2_sweep_hit_fraction(double footprint_bytes, double l2_bytes) {
+  // Repeated runs sweep the same lines in the same order. L2 is set-associative with a hashed set
+  // index, so the lines fall on sets as balls on bins: lambda = lines / sets per set on average,
+  // Poisson-distributed. A set given more lines than it has ways, swept cyclically under LRU,
+  // evicts each line before its next use and misses all of them; a set within its ways hits all
+  // of them. The fraction of lines that hit is E[k; k <= W] / E[k] = P(Poisson(lambda) <= W - 1).
+  // The two figures are fits, not sources: W = 8 ways and 74% of the reported L2 (44.4 MiB of
+  // the H200's 60) as the capacity the sweep sees, least squares on log time over the 21
+  // strided records with buffer sets and 16-132 MiB of touched lines (validate/data/h200
+  // own-set3 5, own-set4 5, own-set5 11 records; validate/prereg/own-set5/README.md: W = 4, 16,
+  // 32 fit worse, the one published figure, 16 ways for H100, is an estimate). The measured hit
+  // fraction falls from 1 at 16 MiB through ~0.8 at 25-33 MiB and ~0.4 at 48-50 MiB to ~0.1 at
+  // 58 MiB and none at 65 MiB and up; the capacity below the reported size is where the two L2
+  // partitions' copies of far lines, reserved lines or a coarser hash would show, not separated
+  // by these records.
+  constexpr int kWays = 8;
+  constexpr double kUsable = 0.74;
+  if (footprint_bytes <= 0) return 1.0;
+  if (l2_bytes <= 0) return 0.0;
+  const double lambda = kWays * footprint_bytes / (kUsable * l2_bytes);
+  double term = std::exp(-lambda), sum = term;
+  for (int k = 1; k < kWays; ++k) {
+    term *= lambda / k;
+    sum += term;
+  }
+  return std::min(1.0, sum);
 }
 
 namespace {

@@ -76,8 +76,12 @@ double sector_amplification(int elem_bytes, int stride);
 /// Extra HBM traffic of a strided warp request: HBM atoms fetched over the sectors' bytes (>= 1).
 double hbm_atom_amplification(int elem_bytes, int stride, double atom_bytes);
 /// HBM cost per atom of elements an atom or more apart, over a 64-byte gap's (>= 1): rises as
-/// (gap / atom)^0.22 up to 32 atoms apart (models/kernel.cpp).
+/// (gap / atom)^0.22 up to 16 atoms apart (1 KiB, an HBM3 page; models/kernel.cpp).
 double hbm_row_spread(int elem_bytes, int stride, double atom_bytes);
+/// Fraction of the lines of a footprint read over and over (each run sweeps it once) that L2
+/// still holds at the next run: P(Poisson(lambda) <= ways - 1), lambda = lines per set, for an
+/// L2 of `l2_bytes` with a hashed set index (models/kernel.cpp). 1 for an empty footprint.
+double l2_sweep_hit_fraction(double footprint_bytes, double l2_bytes);
 
 /// The model parameters the kernel model reads, resolved once per prediction by one walk over the
 /// GPU's overlay (gpu.param per name is a map lookup; a GEMM's tile search evaluates dozens of

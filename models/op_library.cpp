@@ -719,15 +719,28 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     // membw). Strided elements 2-4 KiB apart, 131072-262144 of them (16-32 MiB of lines in one
     // 512 MiB-1 GiB buffer), ran 2.3-2.6x faster than HBM allows (validate/data/h200/own-set4);
     // the same gaps over 524288 elements (64 MiB of lines: own-set3, own-set4 768 B) ran from HBM.
+    // Strided reads keep a fraction of their lines, l2_sweep_hit_fraction (models/kernel.cpp):
+    // own-set5 measured the capacity as a slope from ~25 MiB to ~60 MiB, not a cliff at L2's
+    // size. Contiguous reads keep the cliff: membw's 32 MiB single-buffer read runs at the L2 rate
+    // (validate/data/h200/memory.json) and no contiguous record lies between 32 and 64 MiB.
     const long long buffers = op.i("buffers");
     if (buffers > 0) {
       const double gap = static_cast<double>(e) * stride, n = op.f("n");
       const double lines = n * std::min(gap, kL2LineBytes) * inputs;
       const double footprint = static_cast<double>(buffers) * (lines + n * e);
-      if (footprint <= gpu.memory.l2_size) {
+      const double l2 = gpu.memory.l2_size;
+      const double hit =
+          stride > 1 ? l2_sweep_hit_fraction(footprint, l2) : (footprint <= l2 ? 1.0 : 0.0);
+      if (hit >= 1.0) {
         d.unique_read_bytes = 0;
         d.reuse_working_set = 0;
         d.name += " l2-resident";
+      } else if (hit >= 1e-3) {  // below a thousandth: from HBM, as before (none measurable)
+        // Every read a re-read, with the L2 hit rate the kernel model takes from working set
+        // against L2 size (models/kernel.cpp kernel_setup) set to `hit`.
+        d.unique_read_bytes = 0;
+        d.reuse_working_set = l2 / (hit * sector_amplification(e, stride));
+        d.name += fmt::format(" l2-hit{:.2f}", hit);
       }
     }
     OpPlan p;

@@ -16,8 +16,11 @@
 //  - elementwise, membw, adamw: grid-stride kernels with 16-byte vector loads (PyTorch's
 //    vectorized elementwise; multi_tensor_apply for fused AdamW: 65536-element chunks, 320 chunks
 //    per launch). membw over one buffer (or a few) whose footprint fits L2 reads it from L2; so
-//    does elementwise with `buffers` > 0 when those sets of the 128-byte lines its reads touch
-//    (one per element once elements are a line apart), and its output, fit L2.
+//    does contiguous elementwise with `buffers` > 0 when its sets fit. Strided elementwise with
+//    `buffers` > 0 reads from L2 the fraction of the 128-byte lines its reads touch (one per
+//    element once elements are a line apart) that a set-associative L2 keeps when the sets of
+//    lines and output are swept over and over (models/kernel.cpp l2_sweep_hit_fraction: a
+//    slope from ~25 to ~65 MiB on the H200, its two figures fitted on own-set3..5).
 //  - softmax, layernorm, rmsnorm, cross_entropy: one-pass row reductions, a block per row sized
 //    to hold the row in registers with all its loads in flight at once; two passes (the row read
 //    twice, the second from L2 when the rows in flight fit) when a row exceeds what one block

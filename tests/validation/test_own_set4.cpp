@@ -69,12 +69,30 @@ TEST_CASE("a pageable copy costs its bytes at the fitted pageable rate, whatever
 
 // Set 4's strided misses (+129% to +160%, elements 2-4 KiB apart) were runs over one buffer whose
 // touched lines fit in L2: repeated runs read them from L2 (models/op_library.cpp, elementwise).
-TEST_CASE("a strided read whose touched lines fit in L2 comes from L2 when runs repeat its buffers",
+// Set 5 measured how much of L2 such runs keep: a fraction of the lines falling with the
+// footprint, P(Poisson(lambda) <= 7) with lambda = 8 x footprint / (0.74 x L2) (models/kernel.cpp
+// l2_sweep_hit_fraction; W = 8 and 0.74 are fits).
+TEST_CASE("repeated strided sweeps keep the lines of sets within their ways",
+          "[validation][own-set4]") {
+  const double l2 = 62914560.0;
+  CHECK(models::l2_sweep_hit_fraction(0, l2) == 1.0);
+  // lambda 4, 8, 16 (footprints 0.37, 0.74, 1.48 x L2): e^-l sum_{k<8} l^k / k!, by hand
+  // (e.g. lambda 8: e^-8 (1 + 8 + 32 + 85.33 + 170.67 + 273.07 + 364.09 + 416.10) = 0.45296).
+  CHECK(models::l2_sweep_hit_fraction(0.37 * l2, l2) == Approx(0.9488664).epsilon(1e-6));
+  CHECK(models::l2_sweep_hit_fraction(0.74 * l2, l2) == Approx(0.4529608).epsilon(1e-6));
+  CHECK(models::l2_sweep_hit_fraction(1.48 * l2, l2) == Approx(0.0099998).epsilon(1e-5));
+  // Scale-free: the same fraction of a chip with half the L2 at half the footprint.
+  CHECK(models::l2_sweep_hit_fraction(0.37 * l2 / 2, l2 / 2) ==
+        Approx(models::l2_sweep_hit_fraction(0.37 * l2, l2)).epsilon(1e-12));
+}
+
+TEST_CASE("a strided read keeps its swept fraction of L2 when runs repeat its buffers",
           "[validation][own-set4]") {
   const hw::GpuSpec g =
       hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.yaml");
-  // The thresholds below are derived from this figure: 60 MiB.
+  // The figures below are derived from this L2 size: 60 MiB, and 64-byte HBM atoms.
   REQUIRE(g.memory.l2_size == 62914560.0);
+  REQUIRE(g.param("hbm_access_bytes") == 64.0);
   auto pred = [&](const char* op, const char* dtype, long long n, int stride, long long buffers) {
     const auto spec = models::OpSpec::from_json(
         "elementwise",
@@ -89,25 +107,26 @@ TEST_CASE("a strided read whose touched lines fit in L2 comes from L2 when runs 
   auto from_hbm = [](const models::KernelPrediction& p, double n, double inputs, double e) {
     return p.hbm_bytes >= n * (32.0 * inputs + e);
   };
-  // fp32 stride 512: elements 2 KiB apart, one 128-byte line each; with the 4-byte output the
-  // footprint is 132 n bytes, within 62914560 up to n = 476625 (62914560 / 132 = 476625.45).
-  CHECK(from_l2(pred("copy", "fp32", 476625, 512, 1), 476625.0 * 4));
-  CHECK(from_hbm(pred("copy", "fp32", 476626, 512, 1), 476626, 1, 4));
-  // Two buffer sets: 264 n bytes, up to n = 238312 (238312.7).
-  CHECK(from_l2(pred("copy", "fp32", 238312, 512, 2), 238312.0 * 4));
-  CHECK(from_hbm(pred("copy", "fp32", 238313, 512, 2), 238313, 1, 4));
+  // fp32 stride 512: elements 2 KiB apart, one 128-byte line each, 132 n bytes with the output.
+  // n = 1000: lambda = 8 x 132000 / (0.74 x 62914560) = 0.0227, every line kept.
+  CHECK(from_l2(pred("copy", "fp32", 1000, 512, 1), 1000.0 * 4));
+  // Set 4's own case, n = 262144: lambda = 8 x 132 x 262144 / 46556774.4 = 5.9459, hit 0.75139.
+  // The misses cost a 32-byte sector each, read as a 64-byte atom (x 2) at the page's 16^0.22:
+  // 262144 x 32 x (1 - 0.75139) x 2 x 1.84038 + 4 x 262144 = 8.7248e6 bytes.
+  CHECK(pred("copy", "fp32", 262144, 512, 1).hbm_bytes == Approx(8.72482e6).epsilon(1e-5));
+  // Two buffer sets at half the elements: the same footprint, the same bytes per element.
+  CHECK(pred("copy", "fp32", 131072, 512, 2).hbm_bytes == Approx(8.72482e6 / 2).epsilon(1e-5));
   // A line per element however far apart: stride 65536 (256 KiB gaps) at the same n is the same.
-  CHECK(from_l2(pred("copy", "fp32", 476625, 65536, 1), 476625.0 * 4));
+  CHECK(pred("copy", "fp32", 262144, 65536, 1).hbm_bytes == Approx(8.72482e6).epsilon(1e-5));
+  // 2 x L2 of lines (n = 953250): lambda 21.6, hit 2.6e-4: below a thousandth, from HBM.
+  CHECK(from_hbm(pred("copy", "fp32", 953250, 512, 1), 953250, 1, 4));
   // buffers 0 (the default: inputs come from HBM, as in a model's graph): from HBM at any size.
   CHECK(from_hbm(pred("copy", "fp32", 1000, 512, 0), 1000, 1, 4));
-  // bf16 add, stride 32: two inputs with elements 64 bytes apart, two to a line: 64 n bytes of
-  // lines each, 130 n with the output, up to n = 483958 (483958.15).
-  CHECK(from_l2(pred("add", "bf16", 483958, 32, 1), 483958.0 * 2));
-  CHECK(from_hbm(pred("add", "bf16", 483959, 32, 1), 483959, 2, 2));
-  // Contiguous fp16 copy: 2 n bytes read and 2 n written, up to n = 15728640 (60 MiB / 4).
+  // Contiguous reads keep the cliff at L2's size: fp16 copy, 2 n bytes read and 2 n written, up
+  // to n = 15728640 (60 MiB / 4).
   CHECK(from_l2(pred("copy", "fp16", 15728640, 1, 1), 15728640.0 * 2));
   CHECK(pred("copy", "fp16", 15728641, 1, 1).hbm_bytes == Approx(15728641.0 * 4).epsilon(1e-9));
-  // From L2 is faster than from HBM (set 4's own case: 262144 fp32 elements 2 KiB apart).
+  // Three quarters from L2 is faster than all from HBM.
   CHECK(pred("copy", "fp32", 262144, 512, 1).time_s < pred("copy", "fp32", 262144, 512, 0).time_s);
 }
 
