@@ -6,7 +6,7 @@ rule's prediction lies between two grid points, so the row gives the grid's loca
 d ln(metric) / d ln(probe) there), and the error of the grid read at the loop's time-weighted
 probe and at the probe before the set.
 
-  python3 validate/data/h200/serve7/analysis.py
+  python3 validate/data/h200/serve7/analysis.py [DIR]     (DIR: a run's folder, default serve7)
 """
 import json
 import math
@@ -45,7 +45,7 @@ def at(grid, kind, probe, get):
 def main():
     met = total = 0
     for sub, kind, name in SETS:
-        d = os.path.join(HERE, sub)
+        d = os.path.join(sys.argv[1] if len(sys.argv) > 1 else HERE, sub)
         rec = json.load(open(os.path.join(d, "e2e_serve.json")))
         r = rec["records"][0]
         its = r["iterations"]
@@ -57,8 +57,8 @@ def main():
         grid = json.load(open(os.path.join(d, "grid.json")))["predictions_by_host_probe_us"]
         pred = json.load(open(os.path.join(d, "predictions.json")))
         print("\n## %s: side probe mean %.0f us (rule), probe before %.1f us, loop probes median "
-              "%.0f us, time-weighted %.0f us\n" % (name, side, before, statistics.median(probes),
-                                                     tw))
+              "%.0f us, mean per iteration %.0f us, time-weighted %.0f us\n" % (
+                  name, side, before, statistics.median(probes), statistics.mean(probes), tw))
         print("| target | measured | Ridge (rule) | error | target met | slope at rule's probe |"
               " grid at rule's probe | grid at time-weighted loop probe | grid at probe before |")
         print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
