@@ -234,7 +234,6 @@ struct Planner {
   double sm_ops = 0;      // its loads + stores per byte sent
   double fifo_reuse = 0;  // a tree LL128 receive FIFO's reuse distance, bytes (0: none)
   bool fifo_past_l2 = false;  // beyond the GPU's L2: the blocks' rate past it applies
-  double s_bytes() const { return req.bytes; }
 
   int n() const { return static_cast<int>(ranks.size()); }
   int gpu(int rank) const { return ranks[static_cast<std::size_t>(rank)]; }
@@ -487,7 +486,7 @@ struct Planner {
       if (!is_ring && choice.proto == NcclProto::kLL128) {
         // A tree LL128 FIFO's reuse distance against the L2 (tree_ll128_reuse_bytes): past it,
         // the blocks run at the rate measured there (fitted; none: the SM side as before).
-        fifo_reuse = tree_ll128_reuse_bytes(tuner, choice.sm_blocks, n(), s_bytes());
+        fifo_reuse = tree_ll128_reuse_bytes(tuner, choice.sm_blocks, n(), req.bytes);
         const double miss = t.tree_ll128_miss_rate(tuner.arch_class());
         const double l2 = fabric.system().node.gpu.memory.l2_size;
         if (miss > 0 && l2 > 0 && fifo_reuse > l2) rate = miss, fifo_past_l2 = true;
