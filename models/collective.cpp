@@ -195,9 +195,9 @@ double tree_memory_ops(int n) {
 // src/device/all_reduce.h runTreeSplit), so a line waits NCCL_STEPS steps; in that time every
 // channel's FIFOs take NCCL_STEPS chunks each on the wire (x16/15), and its source and output
 // stream through the L2, one chunk each per step. Busiest GPU: one FIFO per channel at the ends
-// of the chain, two in the middle. Remote stores are cached at their destination's L2, not
-// the sender's. Two H200s, 24 channels: 8 x 24 x chunk x (16/15 + 2) = 588.8 x chunk, 339 MB
-// at the full 576,000 B chunk, 41.8 MB at 71,040 B (128 MiB), against a 60 MiB L2. A ring's
+// of the chain, two in the middle. Remote stores are taken to be cached at their destination's
+// L2, not the sender's. Two H200s, 24 channels: 8 x 24 x chunk x (16/15 + 2) = 588.8 x chunk, 339
+// MB at the full 576,000 B chunk, 41.8 MB at 71,040 B (128 MiB), against a 60 MiB L2. A ring's
 // reader runs one step behind its writer (the peers run the same loop in step), so its reuse
 // distance is about NCCL_STEPS times smaller and stays inside the L2.
 double tree_ll128_reuse_bytes(const NcclTuner& tuner, int channels, int ranks, double bytes) {
