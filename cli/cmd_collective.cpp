@@ -64,7 +64,8 @@ nlohmann::json result_json(const models::CollectiveResult& r) {
             {"loads_stores_per_byte", r.sm_loads_stores_per_byte},
             {"binds", r.sm_bound_binds},
             {"fifo_reuse_mb", r.fifo_reuse_bytes / 1e6},
-            {"fifo_past_l2", r.fifo_past_l2}}},
+            {"fifo_past_l2", r.fifo_past_l2},
+            {"fifo_miss_rate", r.fifo_miss_rate}}},
           {"bottleneck",
            {{"link", r.bottleneck},
             {"capacity_gbps", r.bottleneck_capacity / 1e9},
@@ -101,7 +102,9 @@ std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec&
           "{}{}\n",
           r.fifo_reuse_bytes / 1e6, r.fifo_past_l2 ? "past" : "within",
           hw::format_quantity(s.node.gpu.memory.l2_size, hw::Dimension::kBytes),
-          r.fifo_past_l2 ? ": the blocks' rate past it (fitted)" : "");
+          !r.fifo_past_l2    ? ""
+          : r.fifo_miss_rate ? ": the blocks' rate past it (fitted)"
+                             : ": no rate measured past it for this GPU, the SM side as within");
   }
   // When the channels' SM side binds, the busiest link is not what limits: say so in its label.
   if (!r.bottleneck.empty())

@@ -233,7 +233,8 @@ struct Planner {
   double sm_cap = 0;      // a ring's SM-side bound, B/s of data (0: none)
   double sm_ops = 0;      // its loads + stores per byte sent
   double fifo_reuse = 0;  // a tree LL128 receive FIFO's reuse distance, bytes (0: none)
-  bool fifo_past_l2 = false;  // beyond the GPU's L2: the blocks' rate past it applies
+  bool fifo_past_l2 = false;  // beyond the GPU's L2
+  bool fifo_rate = false;     // and the blocks' rate measured past it applies
 
   int n() const { return static_cast<int>(ranks.size()); }
   int gpu(int rank) const { return ranks[static_cast<std::size_t>(rank)]; }
@@ -489,7 +490,8 @@ struct Planner {
         fifo_reuse = tree_ll128_reuse_bytes(tuner, choice.sm_blocks, n(), req.bytes);
         const double miss = t.tree_ll128_miss_rate(tuner.arch_class());
         const double l2 = fabric.system().node.gpu.memory.l2_size;
-        if (miss > 0 && l2 > 0 && fifo_reuse > l2) rate = miss, fifo_past_l2 = true;
+        fifo_past_l2 = l2 > 0 && fifo_reuse > l2;
+        if (fifo_past_l2 && miss > 0) rate = miss, fifo_rate = true;
       }
       if (rate > 0) {
         sm_ops = is_ring ? ring_memory_ops(req.op, n()) : tree_memory_ops(n());
@@ -588,6 +590,7 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   run->result.sm_loads_stores_per_byte = plan.sm_ops;
   run->result.fifo_reuse_bytes = plan.fifo_reuse;
   run->result.fifo_past_l2 = plan.fifo_past_l2;
+  run->result.fifo_miss_rate = plan.fifo_rate;
   // The SM side binds where the cap it sets on a flow is below that flow's slowest link (for
   // point-to-point and trees, below its even share of that link among the plan's flows crossing
   // it: an all-to-all's peers share each GPU's port, and so do a tree's up and down chains).

@@ -95,10 +95,12 @@ struct CollectiveResult {
   double sm_loads_stores_per_byte = 0;  ///< of that bound
   bool sm_bound_binds = false;  ///< below the ring's slowest link: the SMs, not a link, limit
   /// A tree LL128 all-reduce inside a node: bytes through a GPU's L2 between a receive FIFO
-  /// line's write and its read (0 where not modelled), and whether that is past the L2, so
-  /// the blocks run at the rate measured past it (configs/nccl tree_ll128_l2_miss_gbps).
+  /// line's write and its read (0 where not modelled); whether that is past the GPU's L2; and
+  /// whether the blocks then run at the rate measured past it (configs/nccl
+  /// tree_ll128_l2_miss_gbps; none measured for the GPU's class: the SM side as within).
   double fifo_reuse_bytes = 0;
   bool fifo_past_l2 = false;
+  bool fifo_miss_rate = false;
   std::string bottleneck;             ///< the busiest link while it ran
   double bottleneck_utilisation = 0;  ///< its bytes / (capacity x transfer time)
   double bottleneck_capacity = 0;     ///< B/s

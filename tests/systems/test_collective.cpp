@@ -237,6 +237,7 @@ TEST_CASE("a tree's LL128 FIFO past the L2 runs its blocks at the rate fitted th
   const auto past = run(h200(), CollOp::kAllReduce, 536870912.0, 2, A::kTree, P::kLL128);
   CHECK(past.fifo_reuse_bytes == Approx(per * 288000).epsilon(1e-9));
   CHECK(past.fifo_past_l2);
+  CHECK(past.fifo_miss_rate);
   CHECK(past.sm_bound == Approx(24 * 38.71e9 / 4).epsilon(1e-9));
   // Eight GPUs: a middle rank holds two FIFOs per channel (up and down): 8 x 24 x 576,000 x
   // (2 x 1.0666667 + 2) at 8 GiB, 457 MB.
@@ -257,6 +258,14 @@ TEST_CASE("a tree's LL128 FIFO past the L2 runs its blocks at the rate fitted th
   const auto fits = run(big_l2, CollOp::kAllReduce, 536870912.0, 2, A::kTree, P::kLL128);
   CHECK_FALSE(fits.fifo_past_l2);
   CHECK(fits.time_s < past.time_s);
+  // No rate measured past the L2 for an architecture class (HGX B200, Blackwell: 2 x 8
+  // channels, 126 MiB = 132.1 MB of L2): at 8 GiB the FIFO, 8 x 16 x 576,000 x 3.0666667 =
+  // 226.1 MB, is reported past the L2, but no rate is applied.
+  const auto b200 =
+      run(hw::find_system("hgx-b200"), CollOp::kAllReduce, 8589934592.0, 2, A::kTree, P::kLL128);
+  CHECK(b200.fifo_reuse_bytes == Approx(8 * 16 * 576000 * (1.0666667 + 2)).epsilon(1e-9));
+  CHECK(b200.fifo_past_l2);
+  CHECK_FALSE(b200.fifo_miss_rate);
 }
 
 TEST_CASE("NVLS all-reduce: S(n+1)/n per port direction at NCCL's NVLS efficiency", "[analytic]") {
