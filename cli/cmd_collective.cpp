@@ -62,7 +62,10 @@ nlohmann::json result_json(const models::CollectiveResult& r) {
           {"sm_side",
            {{"bound_gbps", r.sm_bound / 1e9},
             {"loads_stores_per_byte", r.sm_loads_stores_per_byte},
-            {"binds", r.sm_bound_binds}}},
+            {"binds", r.sm_bound_binds},
+            {"fifo_reuse_mb", r.fifo_reuse_bytes / 1e6},
+            {"fifo_past_l2", r.fifo_past_l2},
+            {"fifo_miss_rate", r.fifo_miss_rate}}},
           {"bottleneck",
            {{"link", r.bottleneck},
             {"capacity_gbps", r.bottleneck_capacity / 1e9},
@@ -93,6 +96,15 @@ std::string result_text(const models::CollectiveResult& r, const hw::SystemSpec&
         : r.algo == hw::NcclAlgo::kTree ? "port direction (tree)"
                                         : "ring edge",
         r.sm_bound_binds ? "below the links: the bottleneck" : "above the links");
+    if (r.fifo_reuse_bytes > 0)
+      out += fmt::format(
+          "  LL128 FIFO: {:.1f} MB through the L2 between a line's write and its read, {} its "
+          "{}{}\n",
+          r.fifo_reuse_bytes / 1e6, r.fifo_past_l2 ? "past" : "within",
+          hw::format_quantity(s.node.gpu.memory.l2_size, hw::Dimension::kBytes),
+          !r.fifo_past_l2    ? ""
+          : r.fifo_miss_rate ? ": the blocks' rate past it (fitted)"
+                             : ": no rate measured past it for this GPU, the SM side as within");
   }
   // When the channels' SM side binds, the busiest link is not what limits: say so in its label.
   if (!r.bottleneck.empty())

@@ -59,6 +59,12 @@ double NcclTuning::p2p_block_rate(std::string_view arch_class) const {
   return 0;
 }
 
+double NcclTuning::tree_ll128_miss_rate(std::string_view arch_class) const {
+  for (const auto& [name, r] : tree_ll128_l2_miss_rate)
+    if (name == arch_class) return r;
+  return 0;
+}
+
 double NcclTuning::channel_mem_rate(std::string_view arch_class, NcclProto p) const {
   for (const auto& [name, r] : channel_memory_rate)
     if (name == arch_class) return r[static_cast<std::size_t>(p)];
@@ -171,6 +177,14 @@ NcclTuning load_nccl_tuning(const std::string& version_or_path) {
           for (double& x : v) x *= 1e9;
           t.channel_memory_rate.emplace_back(arch, v);
         }
+      m->finish();
+    }
+    if (auto m = n->map("tree_ll128_l2_miss_gbps")) {
+      m->ignore("source");
+      for (const char* arch : {"ampere", "hopper", "blackwell"})
+        if (m->node().find(arch))
+          t.tree_ll128_l2_miss_rate.emplace_back(
+              arch, 1e9 * m->quantity(arch, Dimension::kCount, std::nullopt, 0, 1e4));
       m->finish();
     }
     if (auto m = n->map("channels")) {

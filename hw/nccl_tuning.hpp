@@ -46,6 +46,9 @@ struct NcclTuning {
   /// A channel's SM-side data rate, bytes loaded + stored per second by its one CUDA block, by
   /// architecture class, [LL, LL128, Simple] (fitted; empty for a class without a measurement).
   std::vector<std::pair<std::string, std::array<double, kNcclProtos>>> channel_memory_rate;
+  /// A tree LL128 channel's block rate (B/s of loads + stores) once its receive FIFO's reuse
+  /// distance exceeds the L2, by architecture class (fitted; empty where none is measured).
+  std::vector<std::pair<std::string, double>> tree_ll128_l2_miss_rate;
   /// How NCCL sizes a collective's and a point-to-point transfer's channels (enqueue.cc).
   struct Channels {
     std::array<double, kNcclProtos> ring_max_threads{};  ///< a ring block's threads
@@ -73,6 +76,8 @@ struct NcclTuning {
   double channel_mem_rate(std::string_view arch_class, NcclProto p) const;
   /// A point-to-point channel's block rate (B/s of loads + stores) for a class; 0 if none.
   double p2p_block_rate(std::string_view arch_class) const;
+  /// A tree LL128 block's rate past the L2 (B/s of loads + stores) for a class; 0 if none.
+  double tree_ll128_miss_rate(std::string_view arch_class) const;
 };
 
 /// Loads configs/nccl/<version>.yaml (or a path). Throws ConfigException.

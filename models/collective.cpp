@@ -188,6 +188,27 @@ double tree_memory_ops(int n) {
   return n <= 2 ? 4.0 : 6.0;
 }
 
+// A tree LL128 all-reduce inside one node: the bytes that pass through a GPU's L2 between a
+// receive FIFO line's write (by the peer, over NVLink) and its read. A tree's stages are
+// decoupled by FIFOs of NCCL_STEPS slots of one chunk each, and a slower consumer keeps each
+// one full (on two ranks a leaf block's receive runs on 30% of its threads, NCCL 2.28.9
+// src/device/all_reduce.h runTreeSplit), so a line waits NCCL_STEPS steps; in that time every
+// channel's FIFOs take NCCL_STEPS chunks each on the wire (x16/15), and its source and output
+// stream through the L2, one chunk each per step. Busiest GPU: one FIFO per channel at the ends
+// of the chain, two in the middle. Remote stores are taken to be cached at their destination's
+// L2, not the sender's. Two H200s, 24 channels: 8 x 24 x chunk x (16/15 + 2) = 588.8 x chunk, 339
+// MB at the full 576,000 B chunk, 41.8 MB at 71,040 B (128 MiB), against a 60 MiB L2. A ring's
+// reader runs one step behind its writer (the peers run the same loop in step), so its reuse
+// distance is about NCCL_STEPS times smaller and stays inside the L2.
+double tree_ll128_reuse_bytes(const NcclTuner& tuner, int channels, int ranks, double bytes) {
+  const hw::NcclTuning& t = tuner.tuning();
+  const auto pi = static_cast<std::size_t>(NcclProto::kLL128);
+  const int ch = std::max(1, channels);
+  const double chunk = tuner.tree_ll128_chunk(bytes / ch);
+  const double fifos = ranks > 2 ? 2 : 1;
+  return t.steps * ch * chunk * (fifos * t.wire_factor[pi] + 2);
+}
+
 // One transfer of the plan: bytes on the wire over a path (links [first, first + count) of the
 // plan's flat link list), capped, started after a delay.
 struct PlannedFlow {
@@ -207,10 +228,13 @@ struct Planner {
   std::vector<sim::LinkId> links{};    // every flow's path, one after another
   std::vector<sim::LinkId> scratch{};  // the path being built (reused: no allocation per flow)
   double wire = 1.0;                   // wire bytes per data byte
-  double cap_data = 0;  // the protocol's data-rate cap for the whole collective, B/s (inf: none)
-  double step_s = 0;    // one pipeline step of one chunk at the line rate, plus its latency
-  double sm_cap = 0;    // a ring's SM-side bound, B/s of data (0: none)
-  double sm_ops = 0;    // its loads + stores per byte sent
+  double cap_data = 0;    // the protocol's data-rate cap for the whole collective, B/s (inf: none)
+  double step_s = 0;      // one pipeline step of one chunk at the line rate, plus its latency
+  double sm_cap = 0;      // a ring's SM-side bound, B/s of data (0: none)
+  double sm_ops = 0;      // its loads + stores per byte sent
+  double fifo_reuse = 0;  // a tree LL128 receive FIFO's reuse distance, bytes (0: none)
+  bool fifo_past_l2 = false;  // beyond the GPU's L2
+  bool fifo_rate = false;     // and the blocks' rate measured past it applies
 
   int n() const { return static_cast<int>(ranks.size()); }
   int gpu(int rank) const { return ranks[static_cast<std::size_t>(rank)]; }
@@ -459,7 +483,16 @@ struct Planner {
     // one node, a chain (the same rates, measured on rings, replacing NCCL's tree caps there).
     const bool is_ring = choice.algo == NcclAlgo::kRing;
     if (is_ring || (choice.algo == NcclAlgo::kTree && tuner.nodes() == 1)) {
-      const double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
+      double rate = t.channel_mem_rate(tuner.arch_class(), choice.proto);
+      if (!is_ring && choice.proto == NcclProto::kLL128) {
+        // A tree LL128 FIFO's reuse distance against the L2 (tree_ll128_reuse_bytes): past it,
+        // the blocks run at the rate measured there (fitted; none: the SM side as before).
+        fifo_reuse = tree_ll128_reuse_bytes(tuner, choice.sm_blocks, n(), req.bytes);
+        const double miss = t.tree_ll128_miss_rate(tuner.arch_class());
+        const double l2 = fabric.system().node.gpu.memory.l2_size;
+        fifo_past_l2 = l2 > 0 && fifo_reuse > l2;
+        if (fifo_past_l2 && miss > 0) rate = miss, fifo_rate = true;
+      }
       if (rate > 0) {
         sm_ops = is_ring ? ring_memory_ops(req.op, n()) : tree_memory_ops(n());
         sm_cap = choice.sm_blocks * rate / sm_ops;
@@ -555,6 +588,9 @@ void start_collective(sim::Simulator& sim, sim::FlowNetwork& net, const Fabric& 
   };
   run->result.sm_bound = plan.sm_cap;
   run->result.sm_loads_stores_per_byte = plan.sm_ops;
+  run->result.fifo_reuse_bytes = plan.fifo_reuse;
+  run->result.fifo_past_l2 = plan.fifo_past_l2;
+  run->result.fifo_miss_rate = plan.fifo_rate;
   // The SM side binds where the cap it sets on a flow is below that flow's slowest link (for
   // point-to-point and trees, below its even share of that link among the plan's flows crossing
   // it: an all-to-all's peers share each GPU's port, and so do a tree's up and down chains).

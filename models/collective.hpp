@@ -15,7 +15,10 @@
 // Hopper); inside a node it replaces NCCL's LL/LL128 cap, across nodes the lower holds. A tree
 // inside one node (a chain) is bound the same way, at the same rates, by its busiest block's
 // loads + stores per byte of its share (NCCL's runTreeSplit: 4 on two ranks, 6 with middle
-// ranks), replacing NCCL's tree caps there. A ring
+// ranks), replacing NCCL's tree caps there; a tree's LL128 receive FIFO, kept full by its
+// slower consumer, is reread NCCL_STEPS chunks after it is written, and once that reuse
+// distance (with the channels' source and output streams) passes the GPU's L2, the blocks run
+// at a lower rate, fitted on tree LL128 at 2-8 GiB (NCCL's chunk rule sets which sizes). A ring
 // runs on NCCL's channels for its size (trimmed for small sizes, then cells of 16 KiB traffic:
 // NcclTuner::ring_channels, checked against NCCL's logged channels). Point-to-point: NCCL's
 // protocol (LL up to channels-per-peer x 16 KiB) and channels per peer by size
@@ -34,8 +37,8 @@
 // Ignores: PXN, adaptive routing, the reduction's arithmetic (its loads and stores are in the
 // SM side), the SM side of NVLS kernels, of trees across nodes and of point-to-point across
 // nodes or with LL (no measured rate), all-to-all's copy to itself, the mid-size ramp of
-// Simple/LL128 rings and what makes tree LL128 0.69 of ring LL128 on two H200s (neither
-// explained; docs/collectives.md).
+// Simple/LL128 rings (not explained; docs/collectives.md), the L2 for any FIFO but a tree
+// LL128's inside a node, and partial hits (past the L2, every FIFO read is taken to miss).
 // Validated: against NCCL on two H200s (validate/data/h200x2) and the published 8-GPU figures
 // (tests/systems/test_collective_validation.cpp; docs/collectives.md).
 #pragma once
@@ -90,7 +93,14 @@ struct CollectiveResult {
   /// (blocks x rate / loads + stores per byte sent); 0 where Ridge has none.
   double sm_bound = 0;
   double sm_loads_stores_per_byte = 0;  ///< of that bound
-  bool sm_bound_binds = false;        ///< below the ring's slowest link: the SMs, not a link, limit
+  bool sm_bound_binds = false;  ///< below the ring's slowest link: the SMs, not a link, limit
+  /// A tree LL128 all-reduce inside a node: bytes through a GPU's L2 between a receive FIFO
+  /// line's write and its read (0 where not modelled); whether that is past the GPU's L2; and
+  /// whether the blocks then run at the rate measured past it (configs/nccl
+  /// tree_ll128_l2_miss_gbps; none measured for the GPU's class: the SM side as within).
+  double fifo_reuse_bytes = 0;
+  bool fifo_past_l2 = false;
+  bool fifo_miss_rate = false;
   std::string bottleneck;             ///< the busiest link while it ran
   double bottleneck_utilisation = 0;  ///< its bytes / (capacity x transfer time)
   double bottleneck_capacity = 0;     ///< B/s

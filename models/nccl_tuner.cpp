@@ -104,6 +104,25 @@ int NcclTuner::tree_channels(double bytes, NcclProto p) const {
   return coll_channels(CollOp::kAllReduce, bytes, p, false);
 }
 
+double NcclTuner::tree_ll128_chunk(double channel_bytes) const {
+  // NCCL 2.28.9 src/include/device.h: an LL128 line is 16 words of which 15 carry data; a
+  // grain is one warp's 32 threads x 8 words of lines, in data bytes (32 x 8 / 16 x 15 x 8).
+  constexpr double kLineWords = 16, kDataWords = 15, kGrain = 32.0 * 8 / 16 * 15 * 8;
+  const auto pi = static_cast<std::size_t>(NcclProto::kLL128);
+  const double step = std::floor(t_.buffer_bytes[pi] / t_.steps);
+  double chunk = std::floor(step / kLineWords) * kDataWords;
+  // enqueue.cc calcCollChunking, tree LL128: ppn = nRanks / nNodes (a float), log2i the whole
+  // part of log2; the quotient on the left is an integer division.
+  const double ppn = static_cast<double>(gpus_) / std::max(1, nodes_);
+  const double nsteps = 1 + std::floor(std::log2(std::max(1, nodes_))) + 0.1 * ppn;
+  const double bytes = std::floor(channel_bytes);
+  while (std::floor(bytes / chunk) < nsteps * 64 / ppn && chunk > 131072)
+    chunk = std::floor(chunk / 2);
+  while (std::floor(bytes / chunk) < nsteps * 16 / ppn && chunk > 32768)
+    chunk = std::floor(chunk / 2);
+  return std::floor(chunk / kGrain) * kGrain;
+}
+
 int NcclTuner::coll_channels(CollOp op, double bytes, NcclProto p, bool ring) const {
   const auto& cc = t_.coll_channels;
   const int pi = static_cast<int>(p);

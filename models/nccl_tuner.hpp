@@ -93,6 +93,13 @@ class NcclTuner {
   /// The channels (CUDA blocks) a tree all-reduce of `bytes` runs on: the ring's rule with the
   /// thread threshold unscaled (NCCL multiplies only ring LL's by nRanks; tuning.cc).
   int tree_channels(double bytes, hw::NcclProto p) const;
+  /// The chunk (data bytes per pipeline step) of a tree LL128 all-reduce whose channels carry
+  /// `channel_bytes` each: one step's data (buffer / NCCL_STEPS x 15/16: 576,000 B), halved
+  /// while channel_bytes / chunk (whole) < (1 + log2 nodes + 0.1 ppn) x 64 / ppn and the chunk
+  /// exceeds 128 KiB, then while it is < ... x 16 / ppn and the chunk exceeds 32 KiB, then cut
+  /// to whole 1920 B grains (NCCL 2.28.9 src/enqueue.cc calcCollChunking, which
+  /// scheduleCollTasksToPlan calls per channel on its own bytes; device.h ncclProtoGrainSize).
+  double tree_ll128_chunk(double channel_bytes) const;
   /// NCCL's point-to-point plan for one peer of `bytes` (enqueue.cc addP2pToPlan).
   struct P2pPlan {
     hw::NcclProto proto = hw::NcclProto::kSimple;

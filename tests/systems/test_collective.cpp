@@ -173,8 +173,10 @@ TEST_CASE("a tree's SM side inside a node: loads + stores per byte of the busies
     CHECK(x.sm_bound_binds);  // below the 369 / 2 GB/s each of a port's two flows gets
     CHECK(x.time_s - x.latency_s == Approx(s * 4 / (24 * rate) + buffer / 8 / line).epsilon(1e-6));
   };
-  check(hw::NcclProto::kLL, 20.65e9, 524288);       // 123.9 GB/s (x2 on the wire: 247.8 < 369)
-  check(hw::NcclProto::kLL128, 55.66e9, 4915200);   // 333.96 GB/s (x16/15: 356.2 < 369)
+  check(hw::NcclProto::kLL, 20.65e9, 524288);  // 123.9 GB/s (x2 on the wire: 247.8 < 369)
+  // LL128 at 1 GiB: full 576,000 B chunks, its FIFO past the L2 (the next test), so the rate
+  // fitted past it: 24 x 38.71 / 4 = 232.26 GB/s (x16/15: 247.7 < 369).
+  check(hw::NcclProto::kLL128, 38.71e9, 4915200);
   check(hw::NcclProto::kSimple, 58.75e9, 4194304);  // 352.5 GB/s < 369
   // Eight GPUs: a middle rank's block splits recv-reduce-send up (3) and recv-copy-send down
   // (3): 6 per byte, 24 x 58.75 / 6 = 235 GB/s. But a middle GPU's port also carries both
@@ -185,6 +187,85 @@ TEST_CASE("a tree's SM side inside a node: loads + stores per byte of the busies
   CHECK(e.sm_bound == Approx(235e9).epsilon(1e-9));
   CHECK_FALSE(e.sm_bound_binds);
   CHECK(e.time_s - e.latency_s >= 2 * s / line);
+}
+
+TEST_CASE("a tree's LL128 chunk follows NCCL's calcCollChunking", "[analytic]") {
+  // NCCL 2.28.9 src/enqueue.cc calcCollChunking, tree LL128, called per channel on its bytes.
+  // The step's data: 4,915,200 / 8 = 614,400 B of lines, x 15/16 = 576,000 B. Two ranks in one
+  // node: nsteps = 1 + log2(1) + 0.1 x 2 = 1.2; halve while bytes / chunk (whole) < 1.2 x 64 / 2
+  // = 38.4 and chunk > 131,072, then while < 1.2 x 16 / 2 = 9.6 and chunk > 32,768; then whole
+  // grains of 32 x 8 / 16 x 15 x 8 = 1920 B.
+  const models::NcclTuner two(h200(), nccl(), 2);
+  struct Case {
+    double channel_bytes, chunk;
+  };
+  const Case cases[] = {
+      // 8 GiB / 24: 357,913,941 / 576,000 = 621 >= 38.4 and >= 9.6: the full step.
+      {8589934592.0 / 24, 576000},
+      // 512 MiB / 24 = 22,369,621: / 576,000 = 38 < 38.4 -> 288,000: 77, stop; 150 grains.
+      {536870912.0 / 24, 288000},
+      // 128 MiB / 24 = 5,592,405: 9 -> 288,000: 19 -> 144,000: 38 -> 72,000 (not > 131,072:
+      // stop); / 72,000 = 77 >= 9.6; 72,000 / 1920 = 37.5 -> 37 grains = 71,040.
+      {134217728.0 / 24, 71040},
+      // 8 MiB / 24 = 349,525: 0, 1, 2 -> 72,000; then 4 < 9.6 -> 36,000: 9 < 9.6 -> 18,000
+      // (36,000 > 32,768); 18,000 / 1920 = 9.4 -> 9 grains = 17,280.
+      {8388608.0 / 24, 17280},
+  };
+  for (const Case& c : cases) {
+    INFO(c.channel_bytes);
+    CHECK(two.tree_ll128_chunk(c.channel_bytes) == c.chunk);
+  }
+  // 16 nodes of 8: nsteps = 1 + 4 + 0.8 = 5.8; thresholds 5.8 x 64 / 8 = 46.4 and 11.6.
+  // 10,000,000 B: / 576,000 = 17 -> 288,000: 34 -> 144,000: 69 >= 46.4, stop; 75 grains.
+  const models::NcclTuner big(hw::find_system("h100-1024"), nccl(), 16 * 8);
+  CHECK(big.tree_ll128_chunk(1e7) == 144000);
+}
+
+TEST_CASE("a tree's LL128 FIFO past the L2 runs its blocks at the rate fitted there",
+          "[analytic]") {
+  // Two H200s (L2 60 MiB = 62,914,560 B), 24 channels, one receive FIFO per channel per GPU:
+  // reuse = 8 steps x 24 x chunk x (1.0666667 on the wire + 2 for the source and output).
+  const double per = 8 * 24 * (1.0666667 + 2);  // 588.8 bytes per byte of chunk
+  using A = hw::NcclAlgo;
+  using P = hw::NcclProto;
+  // 128 MiB: chunk 71,040 (previous test): 41.83 MB, within the L2: the ring-fitted 55.66.
+  const auto in = run(h200(), CollOp::kAllReduce, 134217728.0, 2, A::kTree, P::kLL128);
+  CHECK(in.fifo_reuse_bytes == Approx(per * 71040).epsilon(1e-9));
+  CHECK_FALSE(in.fifo_past_l2);
+  CHECK(in.sm_bound == Approx(24 * 55.66e9 / 4).epsilon(1e-9));
+  // 512 MiB: chunk 288,000: 169.6 MB, past it: 24 x 38.71 / 4 = 232.26 GB/s.
+  const auto past = run(h200(), CollOp::kAllReduce, 536870912.0, 2, A::kTree, P::kLL128);
+  CHECK(past.fifo_reuse_bytes == Approx(per * 288000).epsilon(1e-9));
+  CHECK(past.fifo_past_l2);
+  CHECK(past.fifo_miss_rate);
+  CHECK(past.sm_bound == Approx(24 * 38.71e9 / 4).epsilon(1e-9));
+  // Eight GPUs: a middle rank holds two FIFOs per channel (up and down): 8 x 24 x 576,000 x
+  // (2 x 1.0666667 + 2) at 8 GiB, 457 MB.
+  const auto eight = run(h200(), CollOp::kAllReduce, 8589934592.0, 8, A::kTree, P::kLL128);
+  CHECK(eight.fifo_reuse_bytes == Approx(8 * 24 * 576000 * (2 * 1.0666667 + 2)).epsilon(1e-9));
+  CHECK(eight.fifo_past_l2);
+  // Not modelled for rings, for other protocols or across nodes: no reuse figure, rates as before.
+  CHECK(run(h200(), CollOp::kAllReduce, 536870912.0, 2, A::kRing, P::kLL128).fifo_reuse_bytes == 0);
+  CHECK(run(h200(), CollOp::kAllReduce, 536870912.0, 2, A::kTree, P::kLL).fifo_reuse_bytes == 0);
+  CHECK(run(h200(), CollOp::kAllReduce, 536870912.0, 2, A::kTree, P::kSimple).fifo_reuse_bytes ==
+        0);
+  CHECK(run(hw::find_system("h100-1024"), CollOp::kAllReduce, 536870912.0, 16, A::kTree, P::kLL128)
+            .fifo_reuse_bytes == 0);
+  // More L2 never makes it slower: with twice the L2 (120 MiB) the 512 MiB FIFO (169.6 MB)
+  // is still past it; with 4x (240 MiB = 251.7 MB) it fits and the ring-fitted rate returns.
+  hw::SystemSpec big_l2 = h200();
+  big_l2.node.gpu.memory.l2_size = 4 * 62914560.0;
+  const auto fits = run(big_l2, CollOp::kAllReduce, 536870912.0, 2, A::kTree, P::kLL128);
+  CHECK_FALSE(fits.fifo_past_l2);
+  CHECK(fits.time_s < past.time_s);
+  // No rate measured past the L2 for an architecture class (HGX B200, Blackwell: 2 x 8
+  // channels, 126 MiB = 132.1 MB of L2): at 8 GiB the FIFO, 8 x 16 x 576,000 x 3.0666667 =
+  // 226.1 MB, is reported past the L2, but no rate is applied.
+  const auto b200 =
+      run(hw::find_system("hgx-b200"), CollOp::kAllReduce, 8589934592.0, 2, A::kTree, P::kLL128);
+  CHECK(b200.fifo_reuse_bytes == Approx(8 * 16 * 576000 * (1.0666667 + 2)).epsilon(1e-9));
+  CHECK(b200.fifo_past_l2);
+  CHECK_FALSE(b200.fifo_miss_rate);
 }
 
 TEST_CASE("NVLS all-reduce: S(n+1)/n per port direction at NCCL's NVLS efficiency", "[analytic]") {
@@ -476,6 +557,34 @@ TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[ana
   CHECK(net.p2p_plan(65537).channels == 2);
   CHECK(net.p2p_plan(1073741824.0).channels == 2);
   CHECK(net.p2p_plan(1073741824.0).per_peer_max == 2);
+}
+
+TEST_CASE("NCCL constants: a bad tree LL128 L2 rate is a file:line:col error", "[config-errors]") {
+  // The shipped file with the rate negative and an architecture NCCL's classes do not have:
+  // both reported at once, each naming its key.
+  std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string good = "    hopper: 38.71\n";
+  const auto at = text.find(good);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, good.size(), "    hopper: -2\n    volta: 1\n");
+  const std::string path = "test_collective_bad_l2.yaml";
+  std::ofstream(path) << text;
+  std::vector<std::string> errors;
+  try {
+    hw::load_nccl_tuning(path);
+  } catch (const hw::ConfigException& e) {
+    for (const auto& err : e.errors()) errors.push_back(err.str());
+  }
+  std::remove(path.c_str());
+  REQUIRE(errors.size() == 2);
+  const std::string line =
+      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
+  CHECK(errors[0].find(path + ":" + line + ":") != std::string::npos);
+  CHECK(errors[0].find("tree_ll128_l2_miss_gbps.hopper") != std::string::npos);
+  CHECK(errors[1].find("volta") != std::string::npos);
 }
 
 TEST_CASE("NCCL constants: bad point-to-point and channel keys are file:line:col errors",

@@ -208,14 +208,30 @@ TEST_CASE("h200x2: tree all-reduce, LL and Simple, 128 MiB to 8 GiB, by the SM s
   CHECK(n == 8);  // 2 series x 4 sizes
 }
 
-TEST_CASE("h200x2: tree LL128 all-reduce within 10% at 128 MiB-8 GiB (not met: unexplained)",
-          "[validation][!shouldfail]") {
-  // Measured 231-243 GB/s at every size from 32 MiB (0.69 of ring LL128's 334); the SM side
-  // with 4 per byte gives 334, NCCL's own tree LL128 figure 361: Ridge is 24-33% fast here. The
-  // slowdown follows NCCL's tree LL128 chunk (72 KB at 128 MiB: 1.11x ring LL128's time; the
-  // full 576,000 B step at 2-8 GiB: 1.43x), a lead, not yet a mechanism (docs/collectives.md).
+TEST_CASE("h200x2: tree LL128 all-reduce at 512 MiB-8 GiB by its FIFO past the L2",
+          "[validation]") {
+  // Measured 231-243 GB/s from 32 MiB, 0.69 of ring LL128 at full chunks. NCCL cuts a tree
+  // LL128 all-reduce into 288,000 B chunks at 512 MiB and 576,000 B at 2 and 8 GiB
+  // (calcCollChunking): its full FIFOs are reread after 170-339 MB have passed a 60 MiB L2, so
+  // the blocks run at the rate fitted past it (2-8 GiB marginal, 38.71 GB/s per block): 2 and
+  // 8 GiB are the fit, 512 MiB a prediction made with the rows in view (before: 24-33% fast).
+  int n = 0;
   for (const Row& r : h200x2_rows())
-    if (r.series == "allreduce/Tree/LL128" && r.bytes >= 134217728.0) {
+    if (r.series == "allreduce/Tree/LL128" && r.bytes >= 536870912.0) {
+      INFO(r.series << " " << r.bytes << " " << r.err());
+      CHECK(std::fabs(r.err()) <= 0.10);
+      ++n;
+    }
+  CHECK(n == 3);
+}
+
+TEST_CASE("h200x2: tree LL128 all-reduce within 10% at 32-128 MiB (not met)",
+          "[validation][!shouldfail]") {
+  // 71,040 B chunks: the FIFO (41.8 MB) is within the L2 and Ridge uses the ring-fitted rate,
+  // 16% and 24% fast. Ring LL128 is 12% and 16% fast at the same sizes (the rings' mid-size
+  // ramp, not explained); tree LL128 takes 1.05x and 1.11x its time there.
+  for (const Row& r : h200x2_rows())
+    if (r.series == "allreduce/Tree/LL128" && r.bytes >= 33554432.0 && r.bytes <= 134217728.0) {
       INFO(r.series << " " << r.bytes << " " << r.err());
       CHECK(std::fabs(r.err()) <= 0.10);
     }
