@@ -55,6 +55,9 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.engine.host_probe", "0 (host_probe_us)",
      "the serving host's CPU probe (validate/e2e cpu_probe_us), r = probe / host_probe_us: "
      "host times x (1 - share + share x r), cpu_overhead x r"},
+    {"serve.engine.host_probe_trace", "[]",
+     "the host's probe over time instead of host_probe: a flat list of (time, probe) pairs, time "
+     "ascending from the arrivals' 0; an iteration takes the last pair at or before its start"},
     {"serve.engine.host_probe_share", "0.79",
      "share of the GPU spec's host costs that follows the probe (fit, H200 serving runs 2-5)"},
     {"serve.engine.sdpa_build_probe_share", "0.57",

@@ -539,6 +539,30 @@ ServeStudy load_serve_study(const std::string& path) {
         s.engine.sdpa_build_probe_share =
             e->quantity("sdpa_build_probe_share", hw::Dimension::kFraction,
                         s.engine.sdpa_build_probe_share, 0, 1);
+        const auto trace = e->quantity_list("host_probe_trace", hw::Dimension::kTime);
+        if (!trace.empty()) {
+          const auto bad = [&](const std::string& what) {
+            e->sink().add(*e->child("host_probe_trace", false), e->key_path("host_probe_trace"),
+                          what);
+          };
+          if (s.engine.host_probe_s > 0) bad("give host_probe or host_probe_trace, not both");
+          if (trace.size() % 2 != 0) {
+            bad("expected a flat list of (time, probe) pairs; got " + std::to_string(trace.size()) +
+                " numbers, not a multiple of 2");
+          } else {
+            for (std::size_t i = 0; i < trace.size(); i += 2) {
+              const double t = trace[i], p = trace[i + 1];
+              if (!(t >= 0) || (i > 0 && t < trace[i - 2]) || !(p > 0) || p > 1.0) {
+                bad("pair " + std::to_string(i / 2) +
+                    ": expected time >= 0 and not before the pair before it, and 0 < probe <= 1 "
+                    "s");
+                s.engine.host_probe_trace.clear();
+                break;
+              }
+              s.engine.host_probe_trace.emplace_back(t, p);
+            }
+          }
+        }
         const auto seen = e->quantity_list("sdpa_seen_shapes", hw::Dimension::kCount);
         if (seen.size() % 3 != 0) {
           e->sink().add(*e->child("sdpa_seen_shapes", false), e->key_path("sdpa_seen_shapes"),

@@ -80,11 +80,40 @@ RankHeads rank_heads(const TransformerConfig& m, int tp) {
 
 IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::GpuSpec& gpu,
                                        EngineCost e, TimingMode mode)
-    : m_(m), gpu_(gpu), e_(std::move(e)), mode_(mode) {
-  if (e_.host_probe_s > 0) {
+    : m_(m), gpu_(gpu), e_(std::move(e)), mode_(mode), base_gpu_(gpu) {
+  base_cpu_overhead_s_ = e_.cpu_overhead_s;
+  base_build_decode_s_ = e_.sdpa_new_shape_decode_s;
+  base_build_prefill_s_ = e_.sdpa_new_shape_prefill_s;
+  const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
+  kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;
+  if (e_.tp > 1) {
+    if (!e_.tp_collective_s)
+      throw std::invalid_argument("serving: tp > 1 without the collectives' times");
+    kernels_ += 2LL * m_.layers + 2;  // two all-reduces per layer, the embedding's, the gather
+  }
+  gap_s_ = gpu_.param("kernel_gap");
+  graph_gap_s_ = gpu_.param("graph_kernel_gap");
+  std::sort(e_.capture_sizes.begin(), e_.capture_sizes.end());
+  seen_.insert(e_.sdpa_seen_shapes.begin(), e_.sdpa_seen_shapes.end());
+  if (!e_.host_probe_trace.empty()) {
+    level_us_ = std::llround(e_.host_probe_trace.front().second * 1e6);
+    apply_probe(double(level_us_) * 1e-6);
+  } else {
+    apply_probe(e_.host_probe_s);
+  }
+}
+
+void IterationCostModel::apply_probe(double probe_s) {
+  gpu_ = base_gpu_;
+  e_.cpu_overhead_s = base_cpu_overhead_s_;
+  e_.sdpa_new_shape_decode_s = base_build_decode_s_;
+  e_.sdpa_new_shape_prefill_s = base_build_prefill_s_;
+  probe_ratio_ = 1;
+  host_speed_ = 1;
+  if (probe_s > 0) {
     // A host time T at probe ratio r: T x (1 - share + share x r), written 1 + share x (r - 1)
     // so that r = 1 gives exactly 1 (EngineCost::host_probe_s).
-    probe_ratio_ = e_.host_probe_s / gpu.param("host_probe_us");
+    probe_ratio_ = probe_s / base_gpu_.param("host_probe_us");
     const auto factor = [r = probe_ratio_](double share) { return 1 + share * (r - 1); };
     host_speed_ = factor(e_.host_probe_share);
     // Every host time the executor reads, at the probe's host speed (the factors and sizes among
@@ -94,26 +123,35 @@ IterationCostModel::IterationCostModel(const TransformerConfig& m, const hw::Gpu
       const bool host_time =
           (n.starts_with("host_") && d.dim == hw::Dimension::kTime && n != "host_probe_us") ||
           n == "graph_launch_per_kernel";
-      if (host_time) gpu_.model[std::string(n)] = gpu.param(std::string(n)) * host_speed_;
+      if (host_time) gpu_.model[std::string(n)] = base_gpu_.param(std::string(n)) * host_speed_;
     }
     e_.cpu_overhead_s *= probe_ratio_;  // the loop's own CPU probe and Python bookkeeping
     const double build = factor(e_.sdpa_build_probe_share);
     e_.sdpa_new_shape_decode_s *= build;
     e_.sdpa_new_shape_prefill_s *= build;
   }
-  const int per_layer = kPerLayerKernels - (m_.position == "rope" ? 0 : 1);
-  kernels_ = static_cast<long long>(m_.layers) * per_layer + kOuterKernels;
-  if (e_.tp > 1) {
-    if (!e_.tp_collective_s)
-      throw std::invalid_argument("serving: tp > 1 without the collectives' times");
-    kernels_ += 2LL * m_.layers + 2;  // two all-reduces per layer, the embedding's, the gather
-  }
   host_launch_s_ = gpu_.param("host_launch_cuda");
   graph_host_s_ = gpu_.param("graph_launch_per_kernel");
-  gap_s_ = gpu_.param("kernel_gap");
-  graph_gap_s_ = gpu_.param("graph_kernel_gap");
-  std::sort(e_.capture_sizes.begin(), e_.capture_sizes.end());
-  seen_.insert(e_.sdpa_seen_shapes.begin(), e_.sdpa_seen_shapes.end());
+}
+
+void IterationCostModel::at_time(double t) {
+  const auto& tr = e_.host_probe_trace;
+  if (tr.empty()) return;
+  // The last sample at or before t (the first before the trace begins), to 1 us.
+  auto it =
+      std::upper_bound(tr.begin(), tr.end(), t,
+                       [](double x, const std::pair<double, double>& s) { return x < s.first; });
+  if (it != tr.begin()) --it;
+  const long long us = std::llround(it->second * 1e6);
+  if (us == level_us_) return;
+  // Park this speed's memo and take the new speed's (kept from an earlier visit, or empty): the
+  // attention shapes seen so far belong to the process and stay.
+  parked_[level_us_] = std::move(memo_);
+  memo_.clear();
+  const auto p = parked_.find(us);
+  if (p != parked_.end()) memo_ = std::move(p->second);
+  level_us_ = us;
+  apply_probe(double(us) * 1e-6);
 }
 
 double IterationCostModel::new_shape_s(long long batch, long long q_len, long long kv_len) {

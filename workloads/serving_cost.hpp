@@ -39,8 +39,10 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hw/gpu_spec.hpp"
@@ -87,6 +89,11 @@ struct EngineCost {
   /// GPU spec's host_* costs and graph_launch_per_kernel, sdpa_build_probe_share for the SDPA
   /// builds; cpu_overhead (the loop's CPU probe and Python bookkeeping) scales by r itself.
   double host_probe_s = 0;
+  /// The host's speed over time instead of one figure: (time, probe) pairs in seconds, time
+  /// ascending on the study's clock (arrivals' time 0). An iteration that starts at t is priced
+  /// at the probe of the last pair at or before t (the first pair's before the trace begins),
+  /// rounded to 1 us, by the same rule as host_probe_s. Empty: host_probe_s for every iteration.
+  std::vector<std::pair<double, double>> host_probe_trace;
   /// Fitted on the H200 serving runs 2-5 (validate/README.md, serving, run 6's mechanism):
   /// log-least-squares of the repeated-shape eager decode steps' times (6201 steps, in-loop
   /// probes 150-500 us) against T0 x (1 - share + share x probe / 197 us), T0 free: 0.79.
@@ -146,6 +153,9 @@ class IterationCostModel {
   /// With hf_eager, both record the iteration's attention shapes as seen (call them in the
   /// iterations' order: the first call at a new shape pays EngineCost::sdpa_new_shape_*).
   IterationParts exact(const BatchShape& b);
+  /// Prices the iterations that follow at the host speed EngineCost::host_probe_trace gives at
+  /// time t (call it with each iteration's start); nothing without a trace.
+  void at_time(double t);
   /// Attention shapes seen so far (hf_eager), the study's sdpa_seen_shapes included.
   std::size_t sdpa_shapes_seen() const { return seen_.size(); }
   const EngineCost& engine() const { return e_; }
@@ -169,6 +179,13 @@ class IterationCostModel {
   double host_launch_s_ = 0, graph_host_s_ = 0, gap_s_ = 0, graph_gap_s_ = 0;
   std::unordered_map<std::uint64_t, double> memo_;
   std::set<std::array<long long, 3>> seen_;  // (batch, q_len, kv_len) run so far (hf_eager)
+  // The host speed now: the unscaled spec and engine figures it is applied to, the trace's level
+  // in whole microseconds, and the memos of the other levels visited.
+  hw::GpuSpec base_gpu_;
+  double base_cpu_overhead_s_ = 0, base_build_decode_s_ = 0, base_build_prefill_s_ = 0;
+  long long level_us_ = -1;
+  std::map<long long, std::unordered_map<std::uint64_t, double>> parked_;
+  void apply_probe(double probe_s);
 
   IterationParts compute(const BatchShape& b, bool bucketed);
   double optime(const models::OpSpec& op);

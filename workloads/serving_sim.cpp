@@ -414,6 +414,7 @@ class Engine {
         b.prefills.push_back({it.tokens, s.cached, s.cached + it.tokens >= s.prefill_to});
       }
     }
+    cost_.at_time(t_);
     const double dt = cost_.time(b).total_s + copy_s;
     advance(dt);
     for (const auto& it : items) {
@@ -466,6 +467,7 @@ class Engine {
       b.decode_context_sum = n * (static_prompt_ + static_step_ - 1);
       b.decode_context_max = static_prompt_ + static_step_ - 1;
     }
+    cost_.at_time(t_);
     advance(cost_.time(b).total_s);
     ++static_step_;
     for (auto& s : running_)

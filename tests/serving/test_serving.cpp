@@ -225,6 +225,54 @@ TEST_CASE("engine.host_probe scales host times by 1 - share + share x probe / ho
   CHECK(pf.cpu_s == Approx(r * v.cpu_overhead_s).epsilon(1e-12));
 }
 
+// engine.host_probe_trace: an iteration starting at t is priced as with host_probe = the trace's
+// last probe at or before t. Derivation: the trace (0 s: 250 us, 1 s: 150 us, 2 s: 250 us) must
+// give, at t = 0.5 and 2.5 s, exactly the iteration of a model built with host_probe 250 us, and
+// at 1.5 s exactly that of host_probe 150 us (the same arithmetic on the same figures: equal to
+// the last bit), before the first pair (t < 0) the first pair's; the attention shapes seen belong
+// to the process, so a shape first run at one speed pays no build at another.
+TEST_CASE("engine.host_probe_trace prices each iteration at the probe of its start time",
+          "[unit][serving]") {
+  const auto decode = [](long long n, long long ctx) {
+    BatchShape b;
+    b.decodes = n;
+    b.decode_context_max = ctx;
+    b.decode_context_sum = n * ctx;
+    return b;
+  };
+  EngineCost e;
+  e.hf_eager = true;
+  e.bucketing = false;
+  e.host_probe_s = 250e-6;
+  IterationCostModel slow(llama8b(), h200(), e);
+  e.host_probe_s = 150e-6;
+  IterationCostModel fast(llama8b(), h200(), e);
+  e.host_probe_s = 0;
+  e.host_probe_trace = {{0.0, 250e-6}, {1.0, 150e-6}, {2.0, 250e-6}};
+  IterationCostModel tr(llama8b(), h200(), e);
+  const auto same = [](const IterationParts& a, const IterationParts& b) {
+    return a.gpu_s == b.gpu_s && a.host_s == b.host_s && a.cpu_s == b.cpu_s &&
+           a.total_s == b.total_s;
+  };
+  // Each model's first (8, 1, 301) pays the build; a seen shape does not.
+  tr.at_time(-1.0);
+  CHECK(same(tr.time(decode(8, 300)), slow.time(decode(8, 300))));
+  tr.at_time(0.5);
+  CHECK(same(tr.time(decode(8, 400)), slow.time(decode(8, 400))));
+  tr.at_time(1.5);
+  CHECK(tr.probe_ratio() == Approx(150.0 / 197.0).epsilon(1e-12));
+  CHECK(same(tr.time(decode(4, 500)), fast.time(decode(4, 500))));
+  // (8, 1, 301) was built at 250 us: at 150 us it is a seen shape, as the second call of `fast`.
+  fast.time(decode(8, 300));
+  const auto seen_fast = fast.time(decode(8, 300));
+  const auto seen_tr = tr.time(decode(8, 300));
+  CHECK(seen_tr.host_s == 0.0);
+  CHECK(same(seen_tr, seen_fast));
+  tr.at_time(2.5);
+  CHECK(same(tr.time(decode(8, 400)), slow.time(decode(8, 400))));
+  CHECK(tr.probe_ratio() == Approx(250.0 / 197.0).epsilon(1e-12));
+}
+
 // Little's law, L = lambda W, holds for any system where every arrival leaves: the time integral
 // of the number in the system (accumulated by the simulator from its queue and batch sizes at
 // every iteration) must equal the sum of the requests' sojourn times (from their own records).

@@ -109,3 +109,22 @@ TEST_CASE("host probe shares must be fractions in [0, 1]", "[config-errors][serv
             "bad-probe-shares.yaml:10:29: serve.engine.sdpa_build_probe_share: expected a "
             "number"));
 }
+
+// bad-probe-trace.yaml: the third pair's time (1.0 s) is before the second's (1.5 s): reported at
+// the list (line 8, column 23) with the pair's index. bad-probe-trace-both.yaml: host_probe and a
+// trace together (one of them would be ignored), and an odd count: both reported at once.
+TEST_CASE("host_probe_trace must be time-ordered (time probe) pairs", "[config-errors][serving]") {
+  auto errs = errors_of([] { load_serve_study(data("bad-probe-trace.yaml")); });
+  REQUIRE(errs.size() == 1);
+  CHECK(has(errs,
+            "bad-probe-trace.yaml:8:23: serve.engine.host_probe_trace: pair 2: expected time >= "
+            "0 and not before the pair before it"));
+  errs = errors_of([] { load_serve_study(data("bad-probe-trace-both.yaml")); });
+  REQUIRE(errs.size() == 2);
+  CHECK(has(errs,
+            "bad-probe-trace-both.yaml:9:23: serve.engine.host_probe_trace: expected a flat list "
+            "of (time, probe) pairs; got 3 numbers"));
+  CHECK(has(errs,
+            "bad-probe-trace-both.yaml:9:23: serve.engine.host_probe_trace: give host_probe or "
+            "host_probe_trace, not both"));
+}

@@ -72,6 +72,9 @@ RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
 
 
 def host_line():
+    if RUN.get("host_probe_trace"):
+        return ("    host_probe_trace: [%s]  # the host's CPU probe over the set: (time, probe)\n"
+                % ", ".join("%.6f s, %.3f us" % tp for tp in RUN["host_probe_trace"]))
     if RUN["host_probe_us"] is None:
         return ""
     return ("    host_probe: %g us  # the serving host's CPU probe, measured before the run\n"
@@ -176,6 +179,27 @@ def side_probe(d):
     return float(round(sum(inside) / len(inside)))
 
 
+def loop_trace(d):
+    """Run 9's rule: the loop's own probes as a trace on the set's clock, one pair per iteration
+    (its start, its probe: serve_llama.py's larger of the probes before and after it)."""
+    rec = json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    if len(rec) != 1:
+        sys.exit("%s/e2e_serve.json: one record expected" % d)
+    return [(it["start_s"], it["probe_us"]) for it in rec[0]["iterations"]]
+
+
+def side_trace(d):
+    """The side probe's samples over the set as a trace on the set's clock (t0_perf_counter_s
+    = 0), those inside the set's window (as side_probe's mean takes them)."""
+    rec = json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    t0 = rec[0]["t0_perf_counter_s"]
+    t1 = t0 + rec[0]["iterations"][-1]["end_s"]
+    with open(os.path.join(d, "side_probe.csv")) as f:
+        f.readline()
+        pts = [tuple(float(x) for x in line.split(",")) for line in f if line.strip()]
+    return [(t - t0, p) for t, p in pts if t0 <= t <= t1]
+
+
 def predict(ridge, d):
     os.makedirs(d, exist_ok=True)
     preds = predict_sets(ridge, d)
@@ -197,6 +221,7 @@ def predict(ridge, d):
                    "rate_per_s": RUN["rate_per_s"], "static_seed": RUN["static_seed"],
                    "cont_seed": RUN["cont_seed"], "runs": RUN["runs"],
                    "cont_requests": RUN["cont_requests"], "host_probe_us": RUN["host_probe_us"],
+                   "host_probe_trace": RUN.get("host_probe_rule"),
                    "cpu_overhead_ms": CPU_OVERHEAD_MS,
                    "predictions": preds, "decode_step_s_by_batch": steps}, f, indent=1,
                   sort_keys=True)
@@ -613,7 +638,10 @@ def main():
     ap.add_argument("--host-probe-us", default=None,
                     help="predict/spread: the host probe to predict at (us), or `record` (predict: "
                          "DIR/e2e_serve.json's environment.host_probe_us, to 1 us) or `side` "
-                         "(predict, run 7: the mean of DIR/side_probe.csv over the set, to 1 us)")
+                         "(predict, run 7: the mean of DIR/side_probe.csv over the set, to 1 us)"
+                         " or `loop-trace` (predict, run 9: the loop's own probe per iteration "
+                         "as engine.host_probe_trace) or `side-trace` (DIR/side_probe.csv's "
+                         "samples over the set as the trace)")
     ap.add_argument("--probes", default="150:230:10", help="grid: FIRST:LAST:STEP (us)")
     ap.add_argument("--seeds", default="101:110", help="spread: FIRST:LAST continuous seeds")
     a = ap.parse_args()
@@ -621,7 +649,13 @@ def main():
                runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests)
     ridge, d = os.path.abspath(a.ridge), os.path.abspath(a.dir)
     probe = None
-    if a.host_probe_us in ("record", "side"):
+    if a.host_probe_us in ("loop-trace", "side-trace"):
+        if a.step != "predict":
+            ap.error("--host-probe-us %s: predict only" % a.host_probe_us)
+        RUN["host_probe_trace"] = loop_trace(d) if a.host_probe_us == "loop-trace" \
+            else side_trace(d)
+        RUN["host_probe_rule"] = a.host_probe_us
+    elif a.host_probe_us in ("record", "side"):
         if a.step != "predict":
             ap.error("--host-probe-us %s: predict only" % a.host_probe_us)
         probe = record_probe(d) if a.host_probe_us == "record" else side_probe(d)

@@ -102,7 +102,10 @@ def main():
     # Share 1 (run 5's model: all host time proportional), its own T0 by the same fit.
     lr1 = [math.log(t) - math.log(factor(p, 1.0)) for p, t in rep_all]
     t0_1 = math.exp(sum(lr1) / len(lr1))
-    builds = [(name, [(p, t - t0 * factor(p, s_dec)) for p, t in new if t > 20])
+    # A build is what a new-shape step took over the repeated-step fit; a step at or under that
+    # fit (a slow-host repeated-step estimate above a fast new step) has no build to fit.
+    builds = [(name, [(p, t - t0 * factor(p, s_dec)) for p, t in new
+                      if t > 20 and t > t0 * factor(p, s_dec)])
               for name, _, new in data]
     s_bld, b0 = fit_pooled([x for _, b in builds for x in b])
     lb1 = [math.log(t) - math.log(factor(p, 1.0)) for _, b in builds for p, t in b]
