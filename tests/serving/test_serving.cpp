@@ -940,8 +940,8 @@ struct Err {
 
 // The issue's metrics for one set of a run: (predicted - measured) / measured and its budget
 // (throughput and p50s 10%, p99s 20%).
-std::vector<Err> run4_errors(const std::string& dir, const char* policy) {
-  const nlohmann::json& pred = predicted(dir + policy + ".yaml");
+std::vector<Err> errors_against(const nlohmann::json& pred, const std::string& dir,
+                                const char* policy) {
   std::vector<Err> out;
   for (const auto& rec : json_file(dir + "e2e_serve.json")["records"]) {
     if (rec["params"]["policy"] != policy) continue;
@@ -956,6 +956,17 @@ std::vector<Err> run4_errors(const std::string& dir, const char* policy) {
   }
   REQUIRE(out.size() == 8);
   return out;
+}
+
+// Ridge's prediction now (the model in the tree) for a run's committed study.
+std::vector<Err> run4_errors(const std::string& dir, const char* policy) {
+  return errors_against(predicted(dir + policy + ".yaml"), dir, policy);
+}
+
+// The prediction committed with a pre-registered run (DIR/predictions.json, written by its rule
+// before the comparison): the run's figures as they were scored, whatever the model is now.
+std::vector<Err> committed_errors(const std::string& dir, const char* policy) {
+  return errors_against(json_file(dir + "predictions.json")["predictions"][policy], dir, policy);
 }
 
 }  // namespace
@@ -1032,10 +1043,17 @@ void check_probe_rule(const std::vector<ServeSet>& sets) {
   }
 }
 
+// Whose prediction a run's test scores: the model in the tree, or the one committed with the run.
+enum class Pred { kNow, kCommitted };
+
+std::vector<Err> set_errors(const ServeSet& s, Pred p) {
+  return p == Pred::kNow ? run4_errors(s.dir, s.policy) : committed_errors(s.dir, s.policy);
+}
+
 // Every metric of every set within its budget (10% throughput and p50s, 20% p99s).
-void check_targets(const std::vector<ServeSet>& sets) {
+void check_targets(const std::vector<ServeSet>& sets, Pred p = Pred::kNow) {
   for (const auto& s : sets)
-    for (const auto& e : run4_errors(s.dir, s.policy)) {
+    for (const auto& e : set_errors(s, p)) {
       INFO(s.dir << " " << e.metric << ": " << 100 * e.error << "%");
       CHECK(std::fabs(e.error) <= e.budget);
     }
@@ -1043,12 +1061,12 @@ void check_targets(const std::vector<ServeSet>& sets) {
 
 // The named metrics of each set within their budgets (each name must exist).
 void check_met(const std::vector<ServeSet>& sets,
-               const std::map<std::string, std::set<std::string>>& met) {
+               const std::map<std::string, std::set<std::string>>& met, Pred p = Pred::kNow) {
   for (const auto& s : sets) {
     const auto names = met.find(s.dir);
     if (names == met.end()) continue;
     std::size_t n = 0;
-    for (const auto& e : run4_errors(s.dir, s.policy)) {
+    for (const auto& e : set_errors(s, p)) {
       if (!names->second.count(e.metric)) continue;
       ++n;
       INFO(s.dir << " " << e.metric << ": " << 100 * e.error << "%");
@@ -1214,18 +1232,8 @@ TEST_CASE("host probe shares: the fit over runs 2-5's decode steps gives the def
 }
 
 // ---- H200 serving run 6 (validate/data/h200/serve6/preregistration.md): pre-registered ----
-// The prediction for each set will be Ridge at the host probe its process measures (rounded to
-// 1 us), and grid.json holds that function at 140-360 us in 10 us steps, committed before the
-// measurement. Freeze guard: the model still gives the committed grid, at one slow-host probe for
-// the 2.0 req/s set (1 s; the 1.4 req/s set runs the same model) and three for the static set.
-// Exact up to JSON's round trip of doubles (ridge --json prints 17 significant digits): 1e-12
-// relative; iterations exactly.
-TEST_CASE("H200 serving run 6 (pre-registered): the model reproduces the committed grid",
-          "[validation][serving]") {
-  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve6/";
-  check_grid({base + "rate2/", "continuous"}, {320});
-  check_grid({base + "static/", "static"}, {140, 250, 360});
-}
+// Pre-registered: validate/data/h200/serve6/preregistration.md; its grid freeze test went when
+// the run was measured and scored on its committed predictions (below).
 
 // ---- H200 serving run 6, measured 2026-12-02 (validate/data/h200/serve6/README.md) ----
 // Each process probed the host at nominal speed before its set (196.4, 182.6, 181.7 us); the host
@@ -1250,7 +1258,7 @@ TEST_CASE("H200 serving run 6: each prediction is Ridge at its run's host probe 
 // -37.4% (14.50 ms), E2E p50 -15.0% (15.14 s) p99 -21.8% (21.80 s) miss.
 TEST_CASE("H200 serving run 6: every set within the targets (target, not met)",
           "[validation][serving][!shouldfail]") {
-  check_targets(serve_sets(kServe6));
+  check_targets(serve_sets(kServe6), Pred::kCommitted);
 }
 
 // Run 6, the metrics that met their budgets: 1.4 req/s requests/s -0.1%, E2E p99 +0.7%; 2.0
@@ -1260,22 +1268,15 @@ TEST_CASE("H200 serving run 6: the metrics within their budgets (guard)", "[vali
   check_met(serve_sets(kServe6),
             {{kServe6, {"requests/s", "output tokens/s", "e2e p99"}},
              {kServe6 + "rate2/", {"requests/s", "output tokens/s", "tpot p99", "e2e p99"}},
-             {kServe6 + "static/", {"ttft p99", "tpot p99"}}});
+             {kServe6 + "static/", {"ttft p99", "tpot p99"}}},
+            Pred::kCommitted);
   for (const auto& rec : json_file(kServe6 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe6 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
 
 // ---- H200 serving run 7 (validate/data/h200/serve7/preregistration.md): pre-registered ----
-// The prediction for each set will be Ridge at the mean of a side process's host probes over the
-// set (rounded to 1 us); grid.json holds that function at 140-360 us in 10 us steps, committed
-// before the measurement. Freeze guard as run 6's: one probe for the 2.0 req/s set, three for the
-// static set; 1e-12 relative (JSON's round trip of doubles); iterations exactly.
-TEST_CASE("H200 serving run 7 (pre-registered): the model reproduces the committed grid",
-          "[validation][serving]") {
-  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve7/";
-  check_grid({base + "rate2/", "continuous"}, {250});
-  check_grid({base + "static/", "static"}, {140, 230, 360});
-}
+// Pre-registered: validate/data/h200/serve7/preregistration.md; its grid freeze test went when
+// the run was measured and scored on its committed predictions (below).
 
 // ---- H200 serving run 7, measured 2026-12-02 (validate/data/h200/serve7/README.md) ----
 // The rule's input is the mean of side_probe.py's samples over each set's window (319, 336 and
@@ -1331,7 +1332,7 @@ TEST_CASE("H200 serving run 7: each prediction is Ridge at its set's side-probe 
 // miss.
 TEST_CASE("H200 serving run 7: every set within the targets (target, not met)",
           "[validation][serving][!shouldfail]") {
-  check_targets(serve_sets(kServe7));
+  check_targets(serve_sets(kServe7), Pred::kCommitted);
 }
 
 // Run 7, the metrics that met their budgets: 1.4 req/s requests/s +4.3%, TTFT p50 -7.1%, E2E p99
@@ -1339,26 +1340,21 @@ TEST_CASE("H200 serving run 7: every set within the targets (target, not met)",
 // -8.8%, E2E p50 -4.7% p99 -4.7%); static requests/s +8.4%, TTFT p99 -9.9%, TPOT p99 -11.9%, E2E
 // p99 -7.3%; the static schedule's 933 iterations exactly.
 TEST_CASE("H200 serving run 7: the metrics within their budgets (guard)", "[validation][serving]") {
-  check_met(serve_sets(kServe7),
-            {{kServe7, {"requests/s", "output tokens/s", "ttft p50", "e2e p99"}},
-             {kServe7 + "rate2/",
-              {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99",
-               "e2e p50", "e2e p99"}},
-             {kServe7 + "static/",
-              {"requests/s", "output tokens/s", "ttft p99", "tpot p99", "e2e p99"}}});
+  check_met(
+      serve_sets(kServe7),
+      {{kServe7, {"requests/s", "output tokens/s", "ttft p50", "e2e p99"}},
+       {kServe7 + "rate2/",
+        {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99", "e2e p50",
+         "e2e p99"}},
+       {kServe7 + "static/", {"requests/s", "output tokens/s", "ttft p99", "tpot p99", "e2e p99"}}},
+      Pred::kCommitted);
   for (const auto& rec : json_file(kServe7 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe7 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
 
 // ---- H200 serving run 8 (validate/data/h200/serve8/preregistration.md): pre-registered ----
-// Run 7 again with new request lists (seeds 8801-8803), the same model and rule; grid.json over
-// 140-440 us. Freeze guard as run 7's: one probe for the 2.0 req/s set, three for the static set.
-TEST_CASE("H200 serving run 8 (pre-registered): the model reproduces the committed grid",
-          "[validation][serving]") {
-  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve8/";
-  check_grid({base + "rate2/", "continuous"}, {330}, 31);
-  check_grid({base + "static/", "static"}, {140, 330, 440}, 31);
-}
+// Pre-registered: validate/data/h200/serve8/preregistration.md; its grid freeze test went when
+// the run was measured and scored on its committed predictions (below).
 
 // ---- H200 serving run 8, measured 2026-12-02 (validate/data/h200/serve8/README.md) ----
 // Side-probe means 310, 304 and 270 us; in the static set the loop's own probes read ~200 us
@@ -1384,7 +1380,7 @@ TEST_CASE("H200 serving run 8: each prediction is Ridge at its set's side-probe 
 // p99 -22.6% (70.78 ms), E2E p50 -14.3% (19.48 s).
 TEST_CASE("H200 serving run 8: every set within the targets (target, not met)",
           "[validation][serving][!shouldfail]") {
-  check_targets(serve_sets(kServe8));
+  check_targets(serve_sets(kServe8), Pred::kCommitted);
 }
 
 // Run 8, the metrics that met their budgets: 1.4 req/s requests/s +2.6%, E2E p50 +6.7% p99
@@ -1396,7 +1392,8 @@ TEST_CASE("H200 serving run 8: the metrics within their budgets (guard)", "[vali
             {{kServe8, {"requests/s", "output tokens/s", "e2e p50", "e2e p99"}},
              {kServe8 + "rate2/",
               {"requests/s", "output tokens/s", "ttft p50", "tpot p50", "e2e p50", "e2e p99"}},
-             {kServe8 + "static/", {"requests/s", "output tokens/s", "ttft p99", "e2e p99"}}});
+             {kServe8 + "static/", {"requests/s", "output tokens/s", "ttft p99", "e2e p99"}}},
+            Pred::kCommitted);
   for (const auto& rec : json_file(kServe8 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe8 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
