@@ -58,9 +58,9 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.engine.host_probe_trace", "[]",
      "the host's probe over time instead of host_probe: a flat list of (time, probe) pairs, time "
      "ascending from the arrivals' 0; an iteration takes the last pair at or before its start"},
-    {"serve.engine.host_probe_share", "0.79",
-     "share of the GPU spec's host costs that follows the probe (fit, H200 serving runs 2-5)"},
-    {"serve.engine.sdpa_build_probe_share", "0.57",
+    {"serve.engine.host_probe_share", "0.85",
+     "share of the GPU spec's host costs that follows the probe (fit, H200 serving runs 2-8)"},
+    {"serve.engine.sdpa_build_probe_share", "0.65",
      "hf_eager: share of an SDPA build's host time that follows the probe (same fit)"},
     {"serve.slo.ttft", "none", "time to first token bound"},
     {"serve.slo.tpot", "none", "time per output token bound"},

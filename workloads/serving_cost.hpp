@@ -94,13 +94,14 @@ struct EngineCost {
   /// at the probe of the last pair at or before t (the first pair's before the trace begins),
   /// rounded to 1 us, by the same rule as host_probe_s. Empty: host_probe_s for every iteration.
   std::vector<std::pair<double, double>> host_probe_trace;
-  /// Fitted on the H200 serving runs 2-5 (validate/README.md, serving, run 6's mechanism):
-  /// log-least-squares of the repeated-shape eager decode steps' times (6201 steps, in-loop
-  /// probes 150-500 us) against T0 x (1 - share + share x probe / 197 us), T0 free: 0.79.
-  double host_probe_share = 0.79;
-  /// The same fit of the new-shape decode steps' excess over the repeated-step fit (6223 builds):
-  /// 0.57 (the cuDNN graph build is more C++ than Python).
-  double sdpa_build_probe_share = 0.57;
+  /// Fitted on the H200 serving runs 2-8 (validate/e2e/serve_host_fit.py; run 6's mechanism, run
+  /// 9's fit, validate/data/h200/serve8/host_fit.json): log-least-squares of the repeated-shape
+  /// eager decode steps' times (16074 steps, in-loop probes 150-500 us) against
+  /// T0 x (1 - share + share x probe / 197 us), T0 free: 0.85 (runs 2-5 alone gave 0.79).
+  double host_probe_share = 0.85;
+  /// The same fit of the new-shape decode steps' excess over the repeated-step fit (14957
+  /// builds): 0.65 (runs 2-5: 0.57; the cuDNN graph build is more C++ than Python).
+  double sdpa_build_probe_share = 0.65;
   /// Tensor parallelism: the replica's GPUs. With tp > 1, `tp_collective_s` gives the seconds of
   /// an all-reduce (gather = false) or of a gather of the logits (gather = true) of `bytes`
   /// (nccl-tests' size) over them.
