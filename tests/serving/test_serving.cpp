@@ -1405,3 +1405,16 @@ TEST_CASE("H200 serving run 8: the metrics within their budgets (guard)", "[vali
   for (const auto& rec : json_file(kServe8 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe8 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
+
+// ---- H200 serving run 9 (validate/data/h200/serve9/preregistration.md): pre-registered ----
+// The prediction for each set will be Ridge with engine.host_probe_trace = the loop's own probe
+// per iteration (serve_compare.py --host-probe-us loop-trace), with the shares refitted on runs
+// 2-8. grid.json holds the model at constant probes of 140-440 us, committed before the
+// measurement. Freeze guard as run 8's: one probe for the 2.0 req/s set, three for the static
+// set; 1e-12 relative (JSON's round trip of doubles); iterations exactly.
+TEST_CASE("H200 serving run 9 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve9/";
+  check_grid({base + "rate2/", "continuous"}, {300}, 31);
+  check_grid({base + "static/", "static"}, {140, 300, 440}, 31);
+}
