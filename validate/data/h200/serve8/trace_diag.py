@@ -1,8 +1,10 @@
-"""Runs 6-8 under other host-speed inputs than their pre-registered rules (a diagnostic on seen
-data, so every figure it prints is a fit or a post-hoc reading, not a prediction): each set is
+"""Runs 6-9 under other host-speed inputs than their pre-registered rules (a diagnostic on seen
+data, so every figure it prints is a fit or a post-hoc reading, not a prediction; run 9's own
+rule is loop-trace, its pre-registered figures come from its committed predictions): each set is
 copied to a temporary folder, Ridge predicts it with `serve_compare.py predict --host-probe-us
 RULE` there (RULE: loop-trace, the loop's own probe per iteration as engine.host_probe_trace;
-side-trace, the side process's samples over the set, runs 7-8 only), and the issue's 21 targets
+side-trace, the side process's samples over the set; side, their mean, run 7's rule; the side
+rules for runs 7-9 only), and the issue's 21 targets
 are scored against the measured record. Nothing in the committed folders is written.
 
   python3 validate/data/h200/serve8/trace_diag.py [RIDGE] [RULE ...]
@@ -20,7 +22,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "serve7"))
 from analysis import METRICS  # noqa: E402
 
 RUNS = {"serve6": (6601, 6602, 6603), "serve7": (7701, 7702, 7703),
-        "serve8": (8801, 8802, 8803)}
+        "serve8": (8801, 8802, 8803), "serve9": (9901, 9902, 9903)}
 
 
 def main():
@@ -30,7 +32,7 @@ def main():
     sc = os.path.join(ROOT, "validate/e2e/serve_compare.py")
     for rule in rules:
         for run, (s1, s2, s3) in RUNS.items():
-            if rule == "side-trace" and run == "serve6":
+            if rule.startswith("side") and run == "serve6":
                 continue  # run 6 had no side probe
             with tempfile.TemporaryDirectory() as tmp:
                 d = os.path.join(tmp, run)
