@@ -1477,3 +1477,13 @@ TEST_CASE("H200 serving run 9: the metrics within their budgets (guard)", "[vali
   for (const auto& rec : json_file(kServe9 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe9 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
+
+// ---- H200 serving run 10 (validate/data/h200/serve10/preregistration.md): pre-registered ----
+// Run 9 again with new request lists (seeds 10001-10003), the same model and rule. Freeze guard as
+// run 9's.
+TEST_CASE("H200 serving run 10 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve10/";
+  check_grid({base + "rate2/", "continuous"}, {300}, 31);
+  check_grid({base + "static/", "static"}, {140, 300, 440}, 31);
+}
