@@ -1427,14 +1427,11 @@ namespace {
 
 const std::string kServe9 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve9/";
 
-}  // namespace
-
-// The rule: each committed study's host_probe_trace is its record's (iteration start_s, probe_us)
-// pairs, in order, as serve_compare.py writes them (time to 1 us, probe to 1 ns: within half of
-// that).
-TEST_CASE("H200 serving run 9: each prediction is Ridge with its set's loop probes as the trace",
-          "[validation][serving]") {
-  for (const auto& s : serve_sets(kServe9)) {
+// Runs 9 and 10's rule: each committed study's host_probe_trace is its record's (iteration
+// start_s, probe_us) pairs, in order, as serve_compare.py writes them (time to 1 us, probe to 1
+// ns: within half of that), and no single host_probe.
+void check_loop_trace_rule(const std::vector<ServeSet>& sets) {
+  for (const auto& s : sets) {
     const auto study = load_serve_study(s.dir + s.policy + ".yaml");
     const auto its = json_file(s.dir + "e2e_serve.json")["records"][0]["iterations"];
     INFO(s.dir);
@@ -1449,6 +1446,13 @@ TEST_CASE("H200 serving run 9: each prediction is Ridge with its set's loop prob
     }
     CHECK(bad == 0);
   }
+}
+
+}  // namespace
+
+TEST_CASE("H200 serving run 9: each prediction is Ridge with its set's loop probes as the trace",
+          "[validation][serving]") {
+  check_loop_trace_rule(serve_sets(kServe9));
 }
 
 // Run 9, all sets: NOT MET (19 of 21). 2.0 req/s: E2E p50 -11.1% (measured 6088 ms); static: TPOT
@@ -1486,4 +1490,44 @@ TEST_CASE("H200 serving run 10 (pre-registered): the model reproduces the commit
   const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve10/";
   check_grid({base + "rate2/", "continuous"}, {300}, 31);
   check_grid({base + "static/", "static"}, {140, 300, 440}, 31);
+}
+
+// ---- H200 serving run 10, measured 2026-12-02 (validate/data/h200/serve10/README.md) ----
+// Run 9's model and rule on new request lists: 20 of the 21 targets met.
+namespace {
+
+const std::string kServe10 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve10/";
+
+}  // namespace
+
+TEST_CASE("H200 serving run 10: each prediction is Ridge with its set's loop probes as the trace",
+          "[validation][serving]") {
+  check_loop_trace_rule(serve_sets(kServe10));
+}
+
+// Run 10, all sets: NOT MET (20 of 21). 2.0 req/s: TTFT p99 +22.9% (measured 1811 ms).
+TEST_CASE("H200 serving run 10: every set within the targets (target, not met)",
+          "[validation][serving][!shouldfail]") {
+  check_targets(serve_sets(kServe10), Pred::kCommitted);
+}
+
+// Run 10, the 20 metrics that met their budgets: 1.4 req/s every one (requests/s +2.7%, TTFT
+// -3.4% / -13.2%, TPOT -0.2% / -5.0%, E2E -3.5% / -4.8%); 2.0 req/s requests/s +2.6%, TTFT p50
+// +0.0%, TPOT -4.3% / -11.4%, E2E -1.9% / -7.6%; static every one (requests/s +2.8%, TTFT -7.5% /
+// -2.4%, TPOT +3.2% / -8.1%, E2E -4.8% / -2.6%); the static schedule's 988 iterations exactly.
+TEST_CASE("H200 serving run 10: the metrics within their budgets (guard)",
+          "[validation][serving]") {
+  check_met(serve_sets(kServe10),
+            {{kServe10,
+              {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99",
+               "e2e p50", "e2e p99"}},
+             {kServe10 + "rate2/",
+              {"requests/s", "output tokens/s", "ttft p50", "tpot p50", "tpot p99", "e2e p50",
+               "e2e p99"}},
+             {kServe10 + "static/",
+              {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99",
+               "e2e p50", "e2e p99"}}},
+            Pred::kCommitted);
+  for (const auto& rec : json_file(kServe10 + "static/e2e_serve.json")["records"])
+    CHECK(predicted(kServe10 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
