@@ -427,34 +427,51 @@ TEST_CASE("a group of one GPU per node goes through that GPU's own NIC", "[analy
   CHECK(r.bottleneck.find("nic0") != std::string::npos);
 }
 
-TEST_CASE("NCCL constants: a bad SM-side rate list is a file:line:col error", "[config-errors]") {
-  // The shipped file with its Hopper rates cut to two values and a rate list for an architecture
-  // NCCL's classes do not have: both reported at once, each with its place in the file.
+namespace {
+
+// The shipped NCCL constants with `good` (one whole line) replaced by `bad`, loaded from `path`:
+// the errors reported, and the 1-based line where the replacement starts.
+struct EditedNccl {
+  std::vector<std::string> errors;
+  std::string line;
+};
+
+EditedNccl load_edited_nccl(const std::string& good, const std::string& bad,
+                            const std::string& path) {
   std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  const std::string good = "    hopper: [20.65, 55.66, 58.75]\n";
   const auto at = text.find(good);
   REQUIRE(at != std::string::npos);
-  text.replace(at, good.size(), "    hopper: [20.65, 55.66]\n    volta: [1, 2, 3]\n");
-  const std::string path = "test_collective_bad_nccl.yaml";
+  text.replace(at, good.size(), bad);
   std::ofstream(path) << text;
-  std::vector<std::string> errors;
+  EditedNccl out;
   try {
     hw::load_nccl_tuning(path);
   } catch (const hw::ConfigException& e) {
-    for (const auto& err : e.errors()) errors.push_back(err.str());
+    for (const auto& err : e.errors()) out.errors.push_back(err.str());
   }
   std::remove(path.c_str());
-  REQUIRE(errors.size() == 2);
-  // The line of each: the file's own count of lines up to the replaced one.
-  const std::string line =
+  out.line =
       std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
-  CHECK(errors[0].find(path + ":" + line + ":") != std::string::npos);
-  CHECK(errors[0].find("channel_memory_gbps.hopper") != std::string::npos);
-  CHECK(errors[0].find("expected 3 values, got 2") != std::string::npos);
-  CHECK(errors[1].find("volta") != std::string::npos);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("NCCL constants: a bad SM-side rate list is a file:line:col error", "[config-errors]") {
+  // The shipped file with its Hopper rates cut to two values and a rate list for an architecture
+  // NCCL's classes do not have: both reported at once, each with its place in the file.
+  const std::string path = "test_collective_bad_nccl.yaml";
+  const auto r = load_edited_nccl("    hopper: [20.65, 55.66, 58.75]\n",
+                                  "    hopper: [20.65, 55.66]\n    volta: [1, 2, 3]\n", path);
+  REQUIRE(r.errors.size() == 2);
+  // The line of each: the file's own count of lines up to the replaced one.
+  CHECK(r.errors[0].find(path + ":" + r.line + ":") != std::string::npos);
+  CHECK(r.errors[0].find("channel_memory_gbps.hopper") != std::string::npos);
+  CHECK(r.errors[0].find("expected 3 values, got 2") != std::string::npos);
+  CHECK(r.errors[1].find("volta") != std::string::npos);
 }
 
 TEST_CASE("a ring's channels by size are the ones NCCL 2.28.9 logged on two H200s", "[analytic]") {
@@ -562,29 +579,12 @@ TEST_CASE("point-to-point: NCCL's protocol and channels per peer by size", "[ana
 TEST_CASE("NCCL constants: a bad tree LL128 L2 rate is a file:line:col error", "[config-errors]") {
   // The shipped file with the rate negative and an architecture NCCL's classes do not have:
   // both reported at once, each naming its key.
-  std::ifstream in(hw::config_dir() + "/nccl/2.28.9.yaml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  const std::string good = "    hopper: 38.71\n";
-  const auto at = text.find(good);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, good.size(), "    hopper: -2\n    volta: 1\n");
   const std::string path = "test_collective_bad_l2.yaml";
-  std::ofstream(path) << text;
-  std::vector<std::string> errors;
-  try {
-    hw::load_nccl_tuning(path);
-  } catch (const hw::ConfigException& e) {
-    for (const auto& err : e.errors()) errors.push_back(err.str());
-  }
-  std::remove(path.c_str());
-  REQUIRE(errors.size() == 2);
-  const std::string line =
-      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
-  CHECK(errors[0].find(path + ":" + line + ":") != std::string::npos);
-  CHECK(errors[0].find("tree_ll128_l2_miss_gbps.hopper") != std::string::npos);
-  CHECK(errors[1].find("volta") != std::string::npos);
+  const auto r = load_edited_nccl("    hopper: 38.71\n", "    hopper: -2\n    volta: 1\n", path);
+  REQUIRE(r.errors.size() == 2);
+  CHECK(r.errors[0].find(path + ":" + r.line + ":") != std::string::npos);
+  CHECK(r.errors[0].find("tree_ll128_l2_miss_gbps.hopper") != std::string::npos);
+  CHECK(r.errors[1].find("volta") != std::string::npos);
 }
 
 TEST_CASE("NCCL constants: bad point-to-point and channel keys are file:line:col errors",
