@@ -47,22 +47,26 @@ const NcclArchCaps& NcclTuning::arch_caps(std::string_view arch_class) const {
       fmt::format("NCCL {} tuning has no caps for GPU architecture '{}'", version, arch_class));
 }
 
-double NcclTuning::nvls_eff(std::string_view arch_class) const {
-  for (const auto& [name, e] : nvls_efficiency)
-    if (name == arch_class) return e;
+namespace {
+// The figure listed for an architecture class, 0 where the list has none.
+double by_class(const std::vector<std::pair<std::string, double>>& list,
+                std::string_view arch_class) {
+  for (const auto& [name, v] : list)
+    if (name == arch_class) return v;
   return 0.0;
+}
+}  // namespace
+
+double NcclTuning::nvls_eff(std::string_view arch_class) const {
+  return by_class(nvls_efficiency, arch_class);
 }
 
 double NcclTuning::p2p_block_rate(std::string_view arch_class) const {
-  for (const auto& [name, r] : p2p.block_rate)
-    if (name == arch_class) return r;
-  return 0;
+  return by_class(p2p.block_rate, arch_class);
 }
 
 double NcclTuning::tree_ll128_miss_rate(std::string_view arch_class) const {
-  for (const auto& [name, r] : tree_ll128_l2_miss_rate)
-    if (name == arch_class) return r;
-  return 0;
+  return by_class(tree_ll128_l2_miss_rate, arch_class);
 }
 
 double NcclTuning::channel_mem_rate(std::string_view arch_class, NcclProto p) const {

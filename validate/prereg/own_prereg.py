@@ -56,6 +56,17 @@ def elementwise_rec(op, dtype, n, stride):
                {"op": op, "n": n, "dtype": dtype, "stride": stride})
 
 
+def strided_rec(op, dtype, n, stride):
+    """An elementwise case with the buffer sets ridge-bench will rotate over beside its params
+    (validate/suite_elementwise.cu run_ew_case: rotation_sets(inputs x n x stride x element +
+    n x element, 128)), as the measured record carries them and ridge predict reads them."""
+    r = elementwise_rec(op, dtype, n, stride)
+    e = {"fp32": 4, "bf16": 2, "fp16": 2}[dtype]
+    inputs = 2 if op in ("add", "mul") else 1
+    r["buffers"] = rotation_sets(inputs * n * stride * e + n * e, 128)
+    return r
+
+
 def row_rec(op, rows, cols, dtype):
     """softmax, layernorm or rmsnorm over rows x cols."""
     return rec(f"{op}/{dtype}/r{rows}_c{cols}", op, {"rows": rows, "cols": cols, "dtype": dtype})

@@ -23,9 +23,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from own_prereg import elementwise_rec, rotation_sets, write_cases  # noqa: E402
+from own_prereg import strided_rec, write_cases  # noqa: E402
 
-ELEM = {"fp32": 4, "bf16": 2, "fp16": 2}
 
 # (op, dtype, n, stride): gap = stride x element bytes; lines = n x 128 B per input.
 STRIDED = [
@@ -51,17 +50,8 @@ STRIDED = [
 ]
 
 
-def case(op, dtype, n, stride):
-    r = elementwise_rec(op, dtype, n, stride)
-    e = ELEM[dtype]
-    inputs = 2 if op in ("add", "mul") else 1
-    # ridge-bench writes the sets beside the params; ridge predict reads them from there.
-    r["buffers"] = rotation_sets(inputs * n * stride * e + n * e, 128)
-    return r
-
-
 def main():
-    cases = [case(*c) for c in STRIDED]
+    cases = [strided_rec(*c) for c in STRIDED]
     write_cases("own-set6", HERE, cases,
                 ("own-set1", "own-set2", "own-set3", "own-set4", "own-set5"))
 
