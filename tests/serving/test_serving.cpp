@@ -1531,3 +1531,13 @@ TEST_CASE("H200 serving run 10: the metrics within their budgets (guard)",
   for (const auto& rec : json_file(kServe10 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe10 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
+
+// ---- H200 serving run 11 (validate/data/h200/serve11/preregistration.md): pre-registered ----
+// Run 10 again with new request lists (seeds 11001-11003), the same model and rule. Freeze guard
+// as runs 9 and 10's.
+TEST_CASE("H200 serving run 11 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  const std::string base = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve11/";
+  check_grid({base + "rate2/", "continuous"}, {300}, 31);
+  check_grid({base + "static/", "static"}, {140, 300, 440}, 31);
+}
