@@ -158,22 +158,27 @@ TEST_CASE("set 4, model v3 pre-registered: every op class median <= 10% (met: la
   }
 }
 
-// ---- set 5: model v4 (ee1a013), pre-registered; the freeze until it is measured ----------------
-// The model in the tree reproduces the committed predictions (1e-6 relative; the file keeps every
-// digit). A change to the framework-op model or the H200 config it reads fails this test.
-TEST_CASE("set 5, model v4: the model reproduces the pre-registered predictions", "[validation]") {
-  const auto cases = read_json(kRoot + "/validate/prereg/torch-set5/cases.json");
-  const auto pred = read_json(kRoot + "/validate/prereg/torch-set5/predictions.json");
-  REQUIRE(cases.size() == 82);
-  REQUIRE(pred.at("records").size() == 82);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const auto& c = cases[i];
-    const auto& r = pred.at("records")[i];
-    INFO(c.at("id").get<std::string>());
-    REQUIRE(r.at("id") == c.at("id"));
-    const auto spec = models::OpSpec::from_json(c.at("op").get<std::string>(), c.at("params"));
-    const double t = models::predict_kernel(h200(), spec).time_s * 1e6;
-    CHECK(t == Approx(r.at("timing").at("median_us").get<double>()).epsilon(1e-6));
+// ---- set 5: model v4 (ee1a013), pre-registered in 5933c33, measured in the commit after --------
+// Measured: median 3.6%, p90 12.4%; op-class medians 1.3% (strided_copy) to 9.9% (nll_loss).
+
+TEST_CASE("set 5, model v4 pre-registered: kernels median <= 5% (met: 3.6%)", "[validation]") {
+  const Errors e = preregistered("set5");
+  REQUIRE(e.all.size() == 82);
+  CHECK(e.median() <= 0.05);
+}
+
+TEST_CASE("set 5, model v4 pre-registered: kernels p90 <= 15% (met: 12.4%)", "[validation]") {
+  CHECK(preregistered("set5").p90() <= 0.15);
+}
+
+TEST_CASE("set 5, model v4 pre-registered: every op class median <= 10% (met: largest 9.9%)",
+          "[validation]") {
+  const Errors e = preregistered("set5");
+  CHECK(e.by_op.size() == 9);  // all nine torch_* op classes, >= 6 records each
+  for (const auto& [op, v] : e.by_op) {
+    INFO(op << ": n " << v.size() << ", median " << e.class_median(op));
+    CHECK(v.size() >= 6);
+    CHECK(e.class_median(op) <= 0.10);
   }
 }
 
