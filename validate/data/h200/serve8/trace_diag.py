@@ -1,11 +1,11 @@
-"""Runs 6-10 under other host-speed inputs than their pre-registered rules (a diagnostic on seen
+"""Runs 6-11 under other host-speed inputs than their pre-registered rules (a diagnostic on seen
 data, so every figure it prints is a fit or a post-hoc reading, not a prediction; runs 9 and 10's
-own rule is loop-trace, their pre-registered figures come from their committed predictions): each
+own rule is loop-trace (and run 11's), their pre-registered figures come from their committed predictions): each
 set is
 copied to a temporary folder, Ridge predicts it with `serve_compare.py predict --host-probe-us
 RULE` there (RULE: loop-trace, the loop's own probe per iteration as engine.host_probe_trace;
 side-trace, the side process's samples over the set; side, their mean, run 7's rule; the side
-rules for runs 7-10 only), and the issue's 21 targets
+rules for runs 7-11 only), and the issue's 21 targets
 are scored against the measured record. Nothing in the committed folders is written.
 
   python3 validate/data/h200/serve8/trace_diag.py [RIDGE] [RULE ...]
@@ -24,7 +24,7 @@ from analysis import METRICS  # noqa: E402
 
 RUNS = {"serve6": (6601, 6602, 6603), "serve7": (7701, 7702, 7703),
         "serve8": (8801, 8802, 8803), "serve9": (9901, 9902, 9903),
-        "serve10": (10001, 10002, 10003)}
+        "serve10": (10001, 10002, 10003), "serve11": (11001, 11002, 11003)}
 
 
 def main():
