@@ -192,9 +192,8 @@ constexpr std::array<ModelParamDecl, 62> kParams = {{
     // in log on the two gives 0.42 (they are then -12% and +12%); a declared value from fit data,
     // like the fraction above, not refitted by calibrate's records (none has such rows). With
     // the fraction at 0.36 on cuBLAS's tiles those two are +0.7% and +2.6%, so 0.42 stands;
-    // own-set4's
-    // three 2-byte records come out +20% to +32% (slower kernels than that rate: not refitted, a
-    // ratio fitted on set 4 would put set 3's at -18% to -22%, so no one ratio carries).
+    // own-set4's three 2-byte records come out +20% to +32% (not refitted: a ratio fitted on set
+    // 4 would put set 3's near -20%, so no one ratio carries).
     {"gemm_unaligned_2byte_ratio", Dimension::kFraction, 0.42, 0.01, 1.0,
      "tensor rate of GEMMs with 2-byte-aligned rows over the 4- and 8-byte-aligned rows'"},
     {"gemm_tile_overhead", Dimension::kTime, 1.0e-6, 0.0, 50e-6, "fixed time per GEMM output tile"},
