@@ -284,7 +284,17 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   }();
   // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
   static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
+  // The sm_80-class kernels cuBLASLt runs for rows that are not 16-byte aligned (algo 23, and 24
+  // for 2-byte rows; unaligned_tensor_scale): every one of the 21 such records (own-set1..4)
+  // ran a 128x256, 256x128 or 128x128 tile, 3 stages (64x3 for 16-bit inputs, 32x3 for tf32),
+  // no cluster (library.tile, stages, cluster_shape). CUTLASS's sm_80 tensor-op GEMMs of those
+  // tiles use 8 warps (128x256, 64x64 per warp) and 4 warps (128x128); 232 registers. Their
+  // `waves_count` (128x256 at 1 CTA per SM: 384 CTAs = 2.91; 128x128 at 2: 256 CTAs = 0.97)
+  // agrees with the occupancy those give.
+  static const std::vector<Tile> kSm80 = {
+      {128, 256, 256, 232, 3, 1}, {256, 128, 256, 232, 3, 1}, {128, 128, 128, 232, 3, 1}};
   const auto& tiles = !g.tensor                                         ? kSimt
+                      : g.cublas && g.tensor_scale != 1.0               ? kSm80
                       : g.cublas && g.precision == hw::Precision::kTf32 ? kTensorTf32
                                                                         : kTensor;
   const int tk = g.tensor ? std::max(8, static_cast<int>(128 / g.in_bytes)) : 8;
@@ -449,7 +459,8 @@ double row_alignment(double elems, double bytes) {
 // in proportion to the load width below 8 bytes (+40% to +123% over): cp.async copies 4 or 8 bytes
 // at the same pipeline depth (algo 23, 3 stages, in all of them). 2-byte rows cannot use cp.async
 // (its smallest copy is 4 bytes): cuBLASLt runs algo 24 without the multistage pipeline, at
-// gemm_unaligned_2byte_ratio of that rate (hw/model_params.cpp). Non-persistent grids.
+// gemm_unaligned_2byte_ratio of that rate (hw/model_params.cpp). Non-persistent grids, on the
+// sm_80 kernels' own tiles (plan_gemm's kSm80).
 double unaligned_tensor_scale(const hw::GpuSpec& gpu, const KernelParams& kp, double align_bytes) {
   if (align_bytes >= 16) return 1.0;
   const double f = kp.gemm_unaligned_tensor_fraction;
