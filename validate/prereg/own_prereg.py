@@ -93,6 +93,42 @@ def launch_rec(kind, kernels):
     return rec(f"launch/{kind}/{kernels}", "launch", {"kind": kind, "kernels": kernels})
 
 
+def gemm_cases(shapes, misaligned):
+    """GEMM records: shapes {dtype: [(m, n, k), ...]} in order, then misaligned [(dtype, m, n, k)]."""
+    out = [gemm_rec(dt, m, n, k) for dt, lst in shapes.items() for m, n, k in lst]
+    return out + [gemm_rec(dt, m, n, k) for dt, m, n, k in misaligned]
+
+
+def elementwise_cases(contiguous, strided):
+    """Contiguous [(op, dtype, n)], then strided [(op, dtype, n, stride)] with their buffer sets."""
+    out = [elementwise_rec(op, dt, n, 1) for op, dt, n in contiguous]
+    return out + [strided_rec(op, dt, n, s) for op, dt, n, s in strided]
+
+
+def row_cases(sets):
+    """sets {op: [(rows, cols, dtype), ...]} in order."""
+    return [row_rec(op, r, c, dt) for op, lst in sets.items() for r, c, dt in lst]
+
+
+def membw_cases(pairs):
+    return [membw_rec(kind, b) for kind, b in pairs]
+
+
+def copy_cases(d2d, pinned, pageable):
+    """d2d sizes, then h2d and d2h each over the pinned sizes and the pageable sizes."""
+    out = [copy_rec("d2d", "device", b) for b in d2d]
+    for d in ["h2d", "d2h"]:
+        out += [copy_rec(d, "pinned", b) for b in pinned]
+        out += [copy_rec(d, "pageable", b) for b in pageable]
+    return out
+
+
+def launch_cases(dependent, others):
+    """Dependent chains of the given lengths, then [(kind, kernels)]."""
+    return ([launch_rec("dependent", n) for n in dependent] +
+            [launch_rec(kind, n) for kind, n in others])
+
+
 def key(r):
     """What makes two records the same case: op and the params that shape the work."""
     p = dict(r["params"])

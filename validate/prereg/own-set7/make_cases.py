@@ -20,8 +20,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from own_prereg import (MiB, copy_rec, elementwise_rec, gemm_rec, launch_rec,  # noqa: E402
-                        membw_rec, row_rec, strided_rec, write_cases)
+import own_prereg as op  # noqa: E402
+from own_prereg import MiB  # noqa: E402
 
 
 def gemm_cases():
@@ -56,17 +56,10 @@ def gemm_cases():
                   ("fp16", 4095, 4095, 4095),   # k 8190 B: 2
                   ("tf32", 1001, 2002, 3003),   # k 12012 B: 4
                   ("tf32", 4096, 4096, 1026)]   # k 4104 B: 8
-    out = []
-    for dtype, lst in shapes.items():
-        for m, n, k in lst:
-            out.append(gemm_rec(dtype, m, n, k))
-    for dtype, m, n, k in misaligned:
-        out.append(gemm_rec(dtype, m, n, k))
-    return out
+    return op.gemm_cases(shapes, misaligned)
 
 
 def elementwise_cases():
-    out = []
     contiguous = [("gelu", "bf16", 8192 * 6400), ("silu", "bf16", 4096 * 14336),
                   ("relu", "fp32", 12_000_000), ("add", "fp16", 1 << 26),
                   ("mul", "bf16", 3072 * 4096), ("copy", "fp32", 5_000_000),
@@ -76,11 +69,7 @@ def elementwise_cases():
                ("copy", "fp32", 1 << 19, 48), ("gelu", "fp16", 1 << 19, 160),
                ("relu", "bf16", 1 << 18, 640), ("silu", "fp32", 1 << 17, 96),
                ("mul", "fp16", 1 << 21, 12), ("copy", "fp16", 1 << 22, 2)]
-    for op, dt, n in contiguous:
-        out.append(elementwise_rec(op, dt, n, 1))
-    for op, dt, n, s in strided:
-        out.append(strided_rec(op, dt, n, s))
-    return out
+    return op.elementwise_cases(contiguous, strided)
 
 
 def row_cases():
@@ -96,51 +85,33 @@ def row_cases():
                     (2048, 7168, "fp32"), (1024, 16384, "bf16"), (60000, 384, "fp32"),
                     (32768, 2304, "bf16"), (500, 24576, "fp32")],
     }
-    out = []
-    for op, lst in sets.items():
-        for r, c, dt in lst:
-            out.append(row_rec(op, r, c, dt))
-    return out
+    return op.row_cases(sets)
 
 
 def membw_cases():
-    out = []
-    for kind, b in [("read", 44 * MiB), ("write", 960 * MiB), ("copy", 320 * MiB),
-                    ("read", 2304 * MiB), ("write", 12 * MiB), ("copy", 36 * MiB),
-                    ("read", 640 * MiB), ("write", 5120 * MiB)]:
-        out.append(membw_rec(kind, b))
-    return out
+    return op.membw_cases([("read", 44 * MiB), ("write", 960 * MiB), ("copy", 320 * MiB),
+                           ("read", 2304 * MiB), ("write", 12 * MiB), ("copy", 36 * MiB),
+                           ("read", 640 * MiB), ("write", 5120 * MiB)])
 
 
 def copy_cases():
-    out = []
-    for b in [256 * 1024, 9 * MiB, 30 * MiB, 136 * MiB, 320 * MiB, 960 * MiB, 1664 * MiB,
-              3584 * MiB]:
-        out.append(copy_rec("d2d", "device", b))
-    sizes = {"pinned": [384 * 1024, 20 * MiB, 224 * MiB, 2048 * MiB],
-             "pageable": [7 * MiB, 28 * MiB, 80 * MiB, 640 * MiB]}
-    for d in ["h2d", "d2h"]:
-        for mem in ["pinned", "pageable"]:
-            for b in sizes[mem]:
-                out.append(copy_rec(d, mem, b))
-    return out
+    d2d = [256 * 1024, 9 * MiB, 30 * MiB, 136 * MiB, 320 * MiB, 960 * MiB, 1664 * MiB,
+           3584 * MiB]
+    return op.copy_cases(d2d, [384 * 1024, 20 * MiB, 224 * MiB, 2048 * MiB],
+                         [7 * MiB, 28 * MiB, 80 * MiB, 640 * MiB])
 
 
 def launch_cases():
-    out = []
-    for n in [80, 400, 1800, 3500, 9000]:
-        out.append(launch_rec("dependent", n))
-    for kind, n in [("eager", 120), ("eager", 900), ("eager", 4000), ("graph", 250),
-                    ("graph", 2200)]:
-        out.append(launch_rec(kind, n))
-    return out
+    return op.launch_cases([80, 400, 1800, 3500, 9000],
+                           [("eager", 120), ("eager", 900), ("eager", 4000), ("graph", 250),
+                            ("graph", 2200)])
 
 
 def main():
     cases = (gemm_cases() + elementwise_cases() + row_cases() + membw_cases() + copy_cases() +
              launch_cases())
-    write_cases("own-set7", HERE, cases,
-                ("own-set1", "own-set2", "own-set3", "own-set4", "own-set5", "own-set6"))
+    op.write_cases("own-set7", HERE, cases,
+                   ("own-set1", "own-set2", "own-set3", "own-set4", "own-set5", "own-set6"))
 
 
 if __name__ == "__main__":
