@@ -101,11 +101,15 @@ void register_serve(CLI::App& app, Action& action) {
   auto requests = std::make_shared<std::string>();
   cmd->add_option("--requests", *requests,
                   "write every request's arrival, first/last token and finish times (CSV)");
+  auto iterations = std::make_shared<std::string>();
+  cmd->add_option("--iterations", *iterations,
+                  "write every iteration's start, duration, new-shape build time and batch (CSV)");
   auto* as_json = add_json_flag(cmd);
-  cmd->callback([&action, path, trace, svg, requests, as_json] {
+  cmd->callback([&action, path, trace, svg, requests, iterations, as_json] {
     action = [=] {
       const workloads::ServeStudy study = workloads::load_serve_study(*path);
-      const workloads::ServeRun run = workloads::run_serve(study, !requests->empty());
+      const workloads::ServeRun run =
+          workloads::run_serve(study, !requests->empty() || !iterations->empty());
       std::vector<std::pair<std::string, std::string>> files = run.study.files;
       for (const auto& f : run.model.files) files.push_back(f);
       for (const auto& f : run.gpu.files) files.push_back(f);
@@ -114,9 +118,12 @@ void register_serve(CLI::App& app, Action& action) {
       if (!trace->empty()) t = workloads::serve_trace_json(run);
       if (!svg->empty()) s = workloads::serve_svg(run);
       if (!requests->empty()) q = workloads::serve_requests_csv(run);
+      std::string it;
+      if (!iterations->empty()) it = workloads::serve_iterations_csv(run);
       if (!trace->empty()) write_file_atomically(*trace, t);
       if (!svg->empty()) write_file_atomically(*svg, s);
       if (!requests->empty()) write_file_atomically(*requests, q);
+      if (!iterations->empty()) write_file_atomically(*iterations, it);
       nlohmann::json j = workloads::serve_json(run);
       j["study"] = *path;
       j["provenance"] = provenance(files);

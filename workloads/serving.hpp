@@ -61,5 +61,8 @@ std::string serve_svg(const ServeRun& r);
 /// first_token_s, last_token_s, finish_s (seconds from the run's time origin), prompt_tokens,
 /// output_tokens, preemptions. Doubles in round-trip form (17 significant digits).
 std::string serve_requests_csv(const ServeRun& r);
+/// Every iteration as priced (run_serve with record_requests), in order: start_s, duration_s,
+/// build_s (new-shape SDPA builds, hf_eager), prefills, decodes, context_max, tokens.
+std::string serve_iterations_csv(const ServeRun& r);
 
 }  // namespace ridge::workloads

@@ -316,6 +316,14 @@ std::string serve_requests_csv(const ServeRun& run) {
   return o;
 }
 
+std::string serve_iterations_csv(const ServeRun& run) {
+  std::string o = "start_s,duration_s,build_s,prefills,decodes,context_max,tokens\n";
+  for (const auto& i : run.result.iteration_records)
+    o += fmt::format("{:.17g},{:.17g},{:.17g},{},{},{},{}\n", i.start_s, i.duration_s, i.build_s,
+                     i.prefills, i.decodes, i.context_max, i.tokens);
+  return o;
+}
+
 std::string serve_trace_json(const ServeRun& run) {
   sim::Tracer t;
   t.set_metadata("model", run.model.transformer().name);

@@ -415,7 +415,12 @@ class Engine {
       }
     }
     cost_.at_time(t_);
-    const double dt = cost_.time(b).total_s + copy_s;
+    const IterationParts parts = cost_.time(b);
+    const double dt = parts.total_s + copy_s;
+    if (o_.record_requests)
+      r_.iteration_records.push_back({t_, dt, cost_.engine().hf_eager ? parts.host_s : 0.0,
+                                      static_cast<int>(b.prefills.size()), b.decodes,
+                                      b.decode_context_max, tokens});
     advance(dt);
     for (const auto& it : items) {
       Seq& s = running_[it.seq];
@@ -468,7 +473,13 @@ class Engine {
       b.decode_context_max = static_prompt_ + static_step_ - 1;
     }
     cost_.at_time(t_);
-    advance(cost_.time(b).total_s);
+    const IterationParts parts = cost_.time(b);
+    if (o_.record_requests)
+      r_.iteration_records.push_back(
+          {t_, parts.total_s, cost_.engine().hf_eager ? parts.host_s : 0.0,
+           static_cast<int>(b.prefills.size()), b.decodes, b.decode_context_max,
+           static_step_ == 0 ? n * static_prompt_ : n});
+    advance(parts.total_s);
     ++static_step_;
     for (auto& s : running_)
       if (s.generated < s.r.output_tokens) record_token(s, t_);

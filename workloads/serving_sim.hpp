@@ -39,6 +39,14 @@ struct RequestRecord {
   int preemptions = 0;
 };
 
+/// One iteration as the simulator priced it (kept only with record_requests: tests, diagnostics).
+struct IterationRecord {
+  double start_s = 0, duration_s = 0;
+  double build_s = 0;  ///< of duration_s: SDPA execution-graph builds of new shapes (hf_eager)
+  int prefills = 0;
+  long long decodes = 0, context_max = 0, tokens = 0;
+};
+
 /// KV cache sizing: bytes per block and the blocks that fit.
 struct KvBudget {
   double weights_bytes = 0, activation_bytes = 0, kv_bytes = 0, bytes_per_block = 0;
@@ -62,6 +70,7 @@ struct ServeResult {
   long long max_batch = 0;
   TimeSeries series;
   std::vector<RequestRecord> records;
+  std::vector<IterationRecord> iteration_records;  ///< with ServeOptions::record_requests
   KvBudget kv;
 };
 

@@ -299,6 +299,42 @@ TEST_CASE("Little's law on the simulated server", "[analytic][serving]") {
   CHECK(r.e2e.mean() * 400 == Approx(sojourn).epsilon(1e-9));
 }
 
+// The per-iteration log (ridge serve --iterations) is the simulator's own clock: iterations do not
+// overlap, their durations sum to busy_s, each request's first token ends the iteration that
+// prefilled it, and the batch counts add up to the tokens generated. Exact up to summation error.
+TEST_CASE("The iteration log accounts for every iteration and token", "[analytic][serving]") {
+  ArrivalSpec a;
+  a.rate_per_s = 20;
+  a.requests = 60;
+  a.seed = 11;
+  a.prompt_tokens = 200;
+  a.output_tokens = 40;
+  auto src = make_source(a, {}, llama8b().max_positions);
+  EngineCost e;
+  e.capture_sizes = vllm_capture_sizes(256);
+  IterationCostModel cost(llama8b(), h200(), e);
+  ServeOptions o;
+  o.record_requests = true;
+  const ServeResult r = simulate_serving(*src, cost, llama8b(), h200(), o);
+  REQUIRE(r.iteration_records.size() == static_cast<std::size_t>(r.iterations));
+  double busy = 0;
+  long long decode_tokens = 0, prefills = 0;
+  for (std::size_t i = 0; i < r.iteration_records.size(); ++i) {
+    const auto& it = r.iteration_records[i];
+    busy += it.duration_s;
+    decode_tokens += it.decodes;
+    prefills += it.prefills;
+    CHECK(it.build_s == 0);  // vllm engine: no SDPA builds
+    if (i + 1 < r.iteration_records.size())
+      CHECK(r.iteration_records[i + 1].start_s >= it.start_s + it.duration_s * (1 - 1e-12));
+  }
+  CHECK(busy == Approx(r.busy_s).epsilon(1e-9));
+  CHECK(prefills == 60);  // whole prompts, no preemption at this load
+  CHECK(decode_tokens == 60 * (40 - 1));
+  const auto& last = r.iteration_records.back();
+  CHECK(last.start_s + last.duration_s == Approx(r.makespan_s).epsilon(1e-12));
+}
+
 // vLLM pads a decode-only batch to the next captured size (set_cudagraph_sizes); above the largest
 // (512 for max_num_seqs 256) it runs eagerly. A mixed batch never replays a decode graph here.
 TEST_CASE("CUDA-graph decode batches are padded to vLLM's capture sizes", "[unit][serving]") {
