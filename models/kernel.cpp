@@ -147,7 +147,7 @@ struct ParamSlot {
   std::string_view name;
   double KernelParams::*field;
 };
-using ParamSlots = std::array<ParamSlot, 31>;
+using ParamSlots = std::array<ParamSlot, 33>;
 
 const ParamSlots& param_slots() {
   static const ParamSlots slots = [] {
@@ -176,6 +176,8 @@ const ParamSlots& param_slots() {
          {"graph_launch_per_kernel", &KernelParams::graph_launch_per_kernel},
          {"queued_kernel_period", &KernelParams::queued_kernel_period},
          {"queued_first_kernel", &KernelParams::queued_first_kernel},
+         {"graph_node_period", &KernelParams::graph_node_period},
+         {"graph_replay_first", &KernelParams::graph_replay_first},
          {"pcie_efficiency_pinned", &KernelParams::pcie_efficiency_pinned},
          {"pcie_efficiency_pageable", &KernelParams::pcie_efficiency_pageable},
          {"pcie_efficiency_pageable_d2h", &KernelParams::pcie_efficiency_pageable_d2h},

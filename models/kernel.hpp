@@ -93,7 +93,8 @@ struct KernelParams {
       gemm_unaligned_tensor_fraction;
   double hbm_access_bytes;
   double kernel_startup, kernel_gap, graph_kernel_gap, host_launch_cuda, host_launch_eager,
-      graph_launch_per_kernel, queued_kernel_period, queued_first_kernel;
+      graph_launch_per_kernel, queued_kernel_period, queued_first_kernel, graph_node_period,
+      graph_replay_first;
   double pcie_efficiency_pinned, pcie_efficiency_pageable, pcie_efficiency_pageable_d2h,
       copy_latency;
   double block_dispatch;

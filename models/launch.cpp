@@ -43,13 +43,14 @@ LaunchTiming line_up(const KernelParams& k, std::span<const LaunchedWork> work, 
       per_launch = 0;
       break;
   }
-  // Inside a graph replay the GPU front end has every node at hand: a smaller gap between kernels
-  // (ridge-bench's launch suite: 0.50 us per empty kernel in a graph against 1.36 us on a stream).
-  // Its start-up work overlaps the kernel before it, so a replayed kernel costs its work and that
-  // gap.
-  const double gap = issue == Issue::kGraph ? k.graph_kernel_gap : k.kernel_gap;
-  const double startup = issue == Issue::kGraph ? 0.0 : k.kernel_startup;
-  double gpu_end = -1, first_start = -1;
+  // Inside a graph replay the GPU front end has every node at hand: each node costs a period of
+  // its own (graph_node_period, 0.50 us per empty kernel against 1.36 us on a stream), its
+  // start-up overlapping the kernel before it, and the replay a fixed start (graph_replay_first)
+  // before its first node: first + n x period for n empty kernels (hw/model_params.cpp).
+  const bool graph = issue == Issue::kGraph;
+  const double gap = graph ? k.graph_node_period : k.kernel_gap;
+  const double startup = graph ? 0.0 : k.kernel_startup;
+  double gpu_end = graph ? host + k.graph_replay_first : -1, first_start = -1;
   for (const auto& w : work) {
     // Step the first launches of a run one by one; past that the run is in steady state, each
     // further kernel adding the larger of the host's and the GPU's period.
@@ -70,7 +71,9 @@ LaunchTiming line_up(const KernelParams& k, std::span<const LaunchedWork> work, 
   (void)first_start;
   t.per_call_s = gpu_end;
   // The GPU duration when the host keeps ahead: start-ups, work and the gaps between kernels.
-  t.kernel_s = summed + static_cast<double>(total) * startup + static_cast<double>(total - 1) * gap;
+  t.kernel_s =
+      graph ? k.graph_replay_first + summed + static_cast<double>(total) * gap
+            : summed + static_cast<double>(total) * startup + static_cast<double>(total - 1) * gap;
   t.overhead_s = t.per_call_s - summed;
   return t;
 }

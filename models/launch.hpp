@@ -3,19 +3,19 @@
 // Captures: the host cost of issuing each launch (an eager framework op: host_launch_eager for the
 // first kernel, host_launch_cuda for each further one; a CUDA graph replay: graph_launch_per_kernel
 // per node, all issued at once), the GPU-side start-up of each kernel (kernel_startup) and the gap
-// between dependent kernels (kernel_gap). A kernel starts when it has been issued and its
-// predecessor has finished plus the gap, so a run of small kernels is host-bound and a run of
-// large ones is GPU-bound. Two timings: `kernel` (the GPU duration, first kernel start to last
-// kernel end) and `per_call` (CUDA events around one call, as a user measures it: from the call's
-// start on the host to the last kernel's end).
-// Sources: CUDA C++ Best Practices Guide ("Asynchronous and Overlapping Transfers", launch
-// latency); the parameter defaults' reasons are in hw/model_params.cpp.
-// Kernels already queued (queued_launches_s): the GPU's front end drains a stream's queue at its
-// own period (queued_kernel_period), and past the queue's depth (1024 pending launches) the host
-// refills it one launch per host_launch_cuda while the GPU drains it, until the queue runs dry and
-// the host sets the pace.
-// Ignores: the queue depth anywhere but queued_launches_s, CPU jitter, event resolution (0.5
-// us). Validation: validate/README.md, "Own programs" (launch class).
+// between dependent kernels (kernel_gap); inside a CUDA-graph replay a start before the first node
+// (graph_replay_first) and a period per node (graph_node_period) instead. A kernel starts when it
+// has been issued and its predecessor has finished plus the gap, so a run of small kernels is
+// host-bound and a run of large ones is GPU-bound. Two timings: `kernel` (the GPU duration, first
+// kernel start to last kernel end) and `per_call` (CUDA events around one call, as a user measures
+// it: from the call's start on the host to the last kernel's end). Sources: CUDA C++ Best Practices
+// Guide ("Asynchronous and Overlapping Transfers", launch latency); the parameter defaults' reasons
+// are in hw/model_params.cpp. Kernels already queued (queued_launches_s): the GPU's front end
+// drains a stream's queue at its own period (queued_kernel_period), and past the queue's depth
+// (1024 pending launches) the host refills it one launch per host_launch_cuda while the GPU drains
+// it, until the queue runs dry and the host sets the pace. Ignores: the queue depth anywhere but
+// queued_launches_s, CPU jitter, event resolution (0.5 us). Validation: validate/README.md, "Own
+// programs" (launch class).
 #pragma once
 
 #include <span>

@@ -286,6 +286,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
   // The sm_80-class kernels cuBLASLt runs for rows that are not 16-byte aligned (algo 23, and 24
   // for 2-byte rows; unaligned_tensor_scale): every one of the 21 such records (own-set1..4)
+  // (and own-set7's 9 of 10; its fp16 16x32001x4096 ran a 32x32 tile, which kSm80 lacks)
   // ran a 128x256, 256x128 or 128x128 tile, 3 stages (64x3 for 16-bit inputs, 32x3 for tf32),
   // no cluster (library.tile, stages, cluster_shape). CUTLASS's sm_80 tensor-op GEMMs of those
   // tiles use 8 warps (128x256, 64x64 per warp) and 4 warps (128x128); 232 registers. Their
@@ -299,6 +300,8 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
                                                                         : kTensor;
   const int tk = g.tensor ? std::max(8, static_cast<int>(128 / g.in_bytes)) : 8;
   const int sms = gpu.sm.count;
+  const bool sm80 = &tiles == &kSm80;
+  constexpr long long kSm80SplitWaves = 8;
 
   // The search times unnamed candidates (no strings, no JSON, no allocation); the winner's kernels
   // and description are built once after it. Each tile's occupancy comes from a per-thread table
@@ -309,7 +312,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   // time so far. The winner is the candidate of the smallest time, ties to the first in (tile,
   // split) order: the one the plain loop over tiles and splits picks.
   constexpr int kSplits[] = {2, 3, 4, 6, 8, 12, 16};
-  double reduce_s[17];
+  double reduce_s[17];  // indexed by split
   std::fill(std::begin(reduce_s), std::end(reduce_s), -1.0);
   const double out_elems = g.m * g.n * g.batch;
   const std::vector<TileOccupancy>& occs = tile_occupancy(gpu, tiles, tk, g.in_bytes, g.tensor);
@@ -349,9 +352,16 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     const long long tiles_mn = cdiv(static_cast<long long>(g.m), t.m) *
                                cdiv(static_cast<long long>(g.n), t.n) *
                                static_cast<long long>(g.batch);
-    int splits[1 + std::size(kSplits)] = {1};
+    int splits[1 + 16] = {1};
     int n_splits = 1;
-    if (tiles_mn < sms) {
+    if (sm80) {
+      // cuBLASLt's sm_80-class kernels split k whatever the output tile count: 17 of the 31
+      // such records (own-set1..7) ran split-K 2-11, at 0.97 to 8.00 waves (4096x768x50257:
+      // 96 tiles of 256x128 split 11 ways, 1056 CTAs, 8 waves on 132 SMs). Any split up to 8
+      // waves of CTAs with >= 4 k steps each; the search keeps the fastest.
+      for (int s = 2; s <= 16; ++s)
+        if (tiles_mn * s <= kSm80SplitWaves * slots && g.k / s >= 4.0 * tk) splits[n_splits++] = s;
+    } else if (tiles_mn < sms) {
       // Split-K when the output tiles leave SMs idle and each split keeps >= 4 k steps.
       for (int s : kSplits) {
         if (tiles_mn * s <= 2 * slots && g.k / s >= 4.0 * tk) splits[n_splits++] = s;
@@ -461,10 +471,18 @@ double row_alignment(double elems, double bytes) {
 // (its smallest copy is 4 bytes): cuBLASLt runs algo 24 without the multistage pipeline, at
 // gemm_unaligned_2byte_ratio of that rate (hw/model_params.cpp). Non-persistent grids, on the
 // sm_80 kernels' own tiles (plan_gemm's kSm80).
-double unaligned_tensor_scale(const hw::GpuSpec& gpu, const KernelParams& kp, double align_bytes) {
+//
+// Which operand is 2-byte aligned matters (own-set7): rows of k (A and B) at 2 bytes run algo 24
+// at gemm_unaligned_2byte_ratio; rows of C alone at 2 bytes (A and B 16-byte aligned) run the
+// same algo 24 but ran slower still in all three records, at gemm_unaligned_2byte_c_ratio.
+double unaligned_tensor_scale(const hw::GpuSpec& gpu, const KernelParams& kp, double align_k,
+                              double align_c) {
+  const double align_bytes = std::min(align_k, align_c);
   if (align_bytes >= 16) return 1.0;
   const double f = kp.gemm_unaligned_tensor_fraction;
-  return align_bytes >= 4 ? f : f * gpu.param("gemm_unaligned_2byte_ratio");
+  if (align_bytes >= 4) return f;
+  return f *
+         gpu.param(align_k >= 4 ? "gemm_unaligned_2byte_c_ratio" : "gemm_unaligned_2byte_ratio");
 }
 
 GemmShape gemm_shape(const OpSpec& op) {
@@ -665,10 +683,12 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
       p.detail["gemv"] = true;
       return p;
     }
-    const double align = std::min(row_alignment(g.k, g.in_bytes), row_alignment(g.n, g.out_bytes));
+    const double align_k = row_alignment(g.k, g.in_bytes),
+                 align_c = row_alignment(g.n, g.out_bytes);
+    const double align = std::min(align_k, align_c);
     if (g.persistent && align < 16) {
       g.persistent = false;
-      g.tensor_scale = unaligned_tensor_scale(gpu, kp, align);
+      g.tensor_scale = unaligned_tensor_scale(gpu, kp, align_k, align_c);
       if (with_detail) {
         OpPlan p = plan_gemm(gpu, kp, g, with_detail);
         p.detail["row_alignment_bytes"] = align;
