@@ -381,14 +381,27 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       for (int s : kSplits) {
         if (tiles_mn * s <= 2 * slots && g.k / s >= 4.0 * tk) splits[n_splits++] = s;
       }
+    } else if (!g.tensor) {
+      // cuBLAS's SIMT kernels also split k over a wave or more of tiles, to even out the last
+      // wave: 22 fp32 records of 132 tiles or more ran split-K 2-8 (3072^3: 576 tiles of 128x128,
+      // split 5), every one with 300 or more k per split. Offered here down to 256 k per split
+      // (32 k steps) and up to 16 waves of CTAs.
+      for (int s : kSplits) {
+        if (g.k / s >= 32.0 * tk && tiles_mn * s <= 16 * slots) splits[n_splits++] = s;
+      }
     }
     for (int i = 0; i < n_splits; ++i) {
       const int s = splits[i];
       if (s > 1 && reduce_s[s] < 0) {
-        // cuBLAS's split-K reduction: read s fp32 partials, write the output.
+        // cuBLAS's split-K reduction: read s fp32 partials, write the output. Its SIMT kernels
+        // instead accumulate the splits into one fp32 workspace of the output's size
+        // (reduction_scheme 2, workspace_bytes m n 4 in the fp32 records of own-set1..7 and
+        // gemm.json), so the pass after them reads it once.
+        const double partial_bytes = g.tensor ? 4.0 * s : 4.0;
         int vec_bytes = 0;
         reduce_s[s] = kernel_time(
-            gpu, kp, streaming_desc(gpu, out_elems, 4.0 * s, g.out_bytes, s, 0, 4, 1, vec_bytes));
+            gpu, kp,
+            streaming_desc(gpu, out_elems, partial_bytes, g.out_bytes, s, 0, 4, 1, vec_bytes));
       }
       KernelDesc work;
       const double k_tile = gemm_work(g, t, tk, s, kp, work);
