@@ -106,6 +106,25 @@ struct GemmShape {
   bool cublas = false;
 };
 
+// SIMT (fp32) GEMM tiles' FFMA issue rate relative to the 128x128 tile, whose rate is
+// simt_efficiency_fp32. Each k step of 8 a block stages its A and B panels, (m + n) x 8 floats,
+// through shared memory and waits at a barrier before its m x n x 8 FFMAs: a cost per k step that
+// grows with the panel (m + n) while the work grows with the area m n, so the FFMA share of the
+// issue slots falls as (m + n) / (m n) rises. Rate(t) = 1 / (1 + a (m + n) / (m n)), normalised
+// to 128x128. a = 25 is a FIT (issue 18, fp32 GEMMs) to the cuBLAS SIMT records of
+// validate/data/h200 (own-set1..7, gemm.json): per-SM FFMA rate over whole waves of the tile
+// cuBLAS recorded, about 0.77 of the SIMT peak at the record's clock for 128x128 (e.g. own-set3
+// 6144x6144x1024, own-set2 4096x6144x1536) against about 0.60 for 64x64 (own-set4 700x2100x1400,
+// 1800x3600x1200; own-set7 2048x2304x768). The form then gives 0.68 for 64x128, where those
+// records (own-set2 7168x2048x2048, own-set4 4608x2304x2304, own-set7 2048x3072x768) ran
+// 0.60-0.67. Least squares in log over the model's predictions of all 96 fp32 records gives a
+// flat optimum at 20-25; leaving one set out gives 15-25 (docs/accuracy.md).
+double simt_tile_factor(const Tile& t) {
+  constexpr double a = 25.0;  // FIT, see above
+  const double x = (t.m + t.n) / (static_cast<double>(t.m) * t.n);
+  return (1.0 + a * (2.0 / 128.0)) / (1.0 + a * x);
+}
+
 // A GEMM tile's arithmetic (the FLOPs of its k extent, quantised to the k step) set on `d`; returns
 // the quantised k. Shared by gemm_desc and the tile search's floor, so the two agree.
 double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const KernelParams& kp,
@@ -125,7 +144,10 @@ double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const Ke
     }
   } else {
     d.flops_fp32 = flops;
-    d.simt_efficiency = kp.simt_efficiency_fp32;
+    // Only for GEMMs that fill the tile: the fit saw no record of fewer rows or columns than the
+    // tile (cuBLAS runs 64x8, 128x32-class and gemv kernels there, memory bound).
+    const bool full = g.m >= t.m && g.n >= t.n;
+    d.simt_efficiency = kp.simt_efficiency_fp32 * (full ? simt_tile_factor(t) : 1.0);
   }
   return k_tile;
 }
@@ -283,7 +305,10 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     return t;
   }();
   // SIMT SGEMM (cuBLAS sgemm 128x128x8 and 64x64x8 kernels), double-buffered.
-  static const std::vector<Tile> kSimt = {{128, 128, 256, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
+  // cuBLASLt's SIMT kernel (algo 55) also runs a 64x128 tile (four warps) for mid-sized shapes
+  // (8 of the 96 fp32 records of own-set1..7 and gemm.json: library.tile 64x128; none 128x64).
+  static const std::vector<Tile> kSimt = {
+      {128, 128, 256, 128, 2, 1}, {64, 128, 128, 128, 2, 1}, {64, 64, 64, 128, 2, 1}};
   // The sm_80-class kernels cuBLASLt runs for rows that are not 16-byte aligned (algo 23, and 24
   // for 2-byte rows; unaligned_tensor_scale): every one of the 21 such records (own-set1..4)
   // (and own-set7's 9 of 10; its fp16 16x32001x4096 ran a 32x32 tile, which kSm80 lacks)
@@ -366,14 +391,27 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       for (int s : kSplits) {
         if (tiles_mn * s <= 2 * slots && g.k / s >= 4.0 * tk) splits[n_splits++] = s;
       }
+    } else if (!g.tensor) {
+      // cuBLAS's SIMT kernels also split k over a wave or more of tiles, to even out the last
+      // wave: 22 fp32 records of 132 tiles or more ran split-K 2-8 (3072^3: 576 tiles of 128x128,
+      // split 5), every one with 300 or more k per split. Offered here down to 256 k per split
+      // (32 k steps) and up to 16 waves of CTAs.
+      for (int s : kSplits) {
+        if (g.k / s >= 32.0 * tk && tiles_mn * s <= 16 * slots) splits[n_splits++] = s;
+      }
     }
     for (int i = 0; i < n_splits; ++i) {
       const int s = splits[i];
       if (s > 1 && reduce_s[s] < 0) {
-        // cuBLAS's split-K reduction: read s fp32 partials, write the output.
+        // cuBLAS's split-K reduction: read s fp32 partials, write the output. Its SIMT kernels
+        // instead accumulate the splits into one fp32 workspace of the output's size
+        // (reduction_scheme 2, workspace_bytes m n 4 in the fp32 records of own-set1..7 and
+        // gemm.json), so the pass after them reads it once.
+        const double partial_bytes = g.tensor ? 4.0 * s : 4.0;
         int vec_bytes = 0;
         reduce_s[s] = kernel_time(
-            gpu, kp, streaming_desc(gpu, out_elems, 4.0 * s, g.out_bytes, s, 0, 4, 1, vec_bytes));
+            gpu, kp,
+            streaming_desc(gpu, out_elems, partial_bytes, g.out_bytes, s, 0, 4, 1, vec_bytes));
       }
       KernelDesc work;
       const double k_tile = gemm_work(g, t, tk, s, kp, work);

@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "hw/gpu_loader.hpp"
 #include "models/kernel.hpp"
@@ -154,4 +156,47 @@ TEST_CASE("a CUDA-graph replay costs a start plus a period per kernel node",
   CHECK(per_kernel_us(1000) == Approx(0.501888).epsilon(0.03));
   CHECK(per_kernel_us(250) == Approx(0.511104).epsilon(0.03));
   CHECK(per_kernel_us(2200) == Approx(0.5006109).epsilon(0.03));
+}
+
+// ---- fp32 (SIMT) GEMMs on the live model (issue 18, after own-set7's fp32 miss) ----------------
+//
+// The SIMT tile rate falls with the tile's (m + n) / (m n) (op_library.cpp simt_tile_factor, a FIT
+// to these very records) and SIMT GEMMs may split k over many waves (plan_gemm): this checks the
+// fit and the tile search together, it is no prediction. Every fp32 GEMM record of own-set1..7 and
+// gemm.json (96), predicted now with the calibrated H200 (models::percentile). Before the tile
+// factor and the SIMT split-K: median |error| 3.7%, p90 26.2%, set 7's eight 15.7% (all too fast);
+// after: 2.9%, 20.8%, 11.9%. Budgets 4.5%, 24.5% and 12.5%: room for small changes elsewhere in the
+// kernel model; the p90 and set-7 budgets fail on the model before the change.
+TEST_CASE("fp32 GEMMs of all sets on the live model: SIMT tile rates by tile shape",
+          "[validation][own-set7][fp32]") {
+  const hw::GpuSpec g =
+      hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  std::vector<std::string> files = {"/validate/data/h200/gemm.json"};
+  for (int i = 1; i <= 7; ++i)
+    files.push_back("/validate/data/h200/own-set" + std::to_string(i) + "/own-set" +
+                    std::to_string(i) + ".json");
+  std::vector<double> all, set7;
+  for (const auto& f : files) {
+    const auto data = own_sets::read_json(std::string(RIDGE_SOURCE_DIR) + f);
+    for (const auto& r : data.at("records")) {
+      if (r.value("op", "") != "gemm" || r.at("params").value("dtype", "") != "fp32") continue;
+      const auto& p = r.at("params");
+      nlohmann::json q = {{"m", p.at("m")},
+                          {"n", p.at("n")},
+                          {"k", p.at("k")},
+                          {"dtype", "fp32"},
+                          {"batch", p.value("batch", 1)}};
+      for (const char* key : {"trans_a", "trans_b"})
+        if (p.contains(key)) q[key] = p.at(key);
+      const double t = models::predict_kernel(g, models::OpSpec::from_json("gemm", q)).time_s;
+      const double m = r.at("timing").at("median_us").get<double>() * 1e-6;
+      all.push_back(std::abs(t - m) / m);
+      if (f.find("own-set7") != std::string::npos) set7.push_back(all.back());
+    }
+  }
+  REQUIRE(all.size() == 96);
+  REQUIRE(set7.size() == 8);
+  CHECK(models::percentile(all, 50) <= 0.045);
+  CHECK(models::percentile(all, 90) <= 0.245);
+  CHECK(models::percentile(set7, 50) <= 0.125);
 }
