@@ -5,7 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-ridge=./build/release/cli/ridge
+ridge=${RIDGE:-./build/release/cli/ridge}
 [ -x "$ridge" ] || ./ridge --version >/dev/null
 D=validate/data/h200
 gpu=configs/hw/h200-sxm-141gb.calibrated.yaml
