@@ -1,0 +1,46 @@
+"""Errors of the pre-registered own-program predictions (validate/prereg/own-set8).
+
+  python3 validate/prereg/own-set8/errors.py [--measured M.json] [--predicted P.json]
+                                             [--write] [--readme]
+
+Defaults: measured validate/data/h200/own-set8/own-set8.json, predicted
+validate/prereg/own-set8/predictions.json. Error = (predicted - measured) / measured of
+timing.median_us (the method each case names: kernel, or per_call for host copies).
+
+The scoring rule, fixed before measuring (README.md): every case is scored. Op classes as
+`ridge calibrate` names them (models/calibration.cpp op_class: GEMMs by dtype, elementwise vs
+strided elementwise, copies by direction, else the op) except that GEMMs with a leading dimension
+(k of A and B, n of C; C is bf16 for fp8 inputs) that is not a multiple of 16 bytes form their own
+class, "gemm misaligned". Pageable copies are scored on predictions.json as it is (the fitted
+pageable rates; the host probe, run in the same call, is data only).
+Targets (issue 18 point 6): median |error| <= 5%, p90 <= 15%, every op class's median <= 10%.
+--write writes errors.md and errors.json beside this script; --readme replaces the table between
+<!-- own-set8:begin --> and <!-- own-set8:end --> in validate/README.md.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import own_prereg  # noqa: E402  (validate/prereg/own_prereg.py: the scoring all sets share)
+
+ELEM_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
+UNSCORED = ("attention",)  # no attention case in set 8; everything else is scored
+
+
+def misaligned(p):
+    """k (rows of A and B) or n (rows of C; bf16 for fp8 inputs) not a multiple of 16 bytes."""
+    e_in = ELEM_BYTES[p["dtype"]]
+    e_out = 2 if p["dtype"].startswith("fp8") else e_in
+    return (p["k"] * e_in) % 16 != 0 or (p["n"] * e_out) % 16 != 0
+
+
+def op_class(r):
+    if r["op"] == "gemm" and misaligned(r["params"]):
+        return "gemm misaligned"
+    return own_prereg.base_op_class(r)
+
+
+if __name__ == "__main__":
+    sys.exit(own_prereg.errors_main("own-set8", HERE, op_class, UNSCORED,
+                                    "none: every case is scored"))
