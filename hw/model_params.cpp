@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 67> kParams = {{
+constexpr std::array<ModelParamDecl, 68> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -188,6 +188,13 @@ constexpr std::array<ModelParamDecl, 67> kParams = {{
      "large-GEMM fraction of fp8 tensor peak"},
     {"simt_efficiency_fp32", Dimension::kFraction, 0.75, 0.05, 1.0,
      "large-SGEMM fraction of FP32 peak (no tensor cores)"},
+    // A SIMT GEMM tile's FFMA rate relative to the 128x128 tile's: 1 / (1 + a (m + n) / (m n)),
+    // normalised to 128x128 (each k step stages (m + n) x 8 floats through shared memory and waits
+    // at a barrier for m n 8 FFMAs; models/op_library.cpp simt_tile_factor). a = 25 is a FIT on
+    // the 96 fp32 GEMM records of gemm.json and own-set1..7 (least squares in log flat at 20-25;
+    // left one set out 15-25); own-set8 then predicted the fp32 class at 9.0% median.
+    {"simt_tile_staging", Dimension::kCount, 25.0, 0.0, 1000.0,
+     "SIMT GEMM tile's staging cost per k step, in FFMA issue slots per operand row or column"},
     {"vector_efficiency", Dimension::kFraction, 0.70, 0.05, 1.0,
      "fraction of CUDA-core peak reached by non-GEMM arithmetic (elementwise, reductions)"},
     // A GEMM tile's fixed cost: prologue (first loads, pipeline fill) and epilogue (write-back).

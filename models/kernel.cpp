@@ -147,7 +147,7 @@ struct ParamSlot {
   std::string_view name;
   double KernelParams::*field;
 };
-using ParamSlots = std::array<ParamSlot, 33>;
+using ParamSlots = std::array<ParamSlot, 34>;
 
 const ParamSlots& param_slots() {
   static const ParamSlots slots = [] {
@@ -161,6 +161,7 @@ const ParamSlots& param_slots() {
          {"sm_l2_bytes_per_cycle", &KernelParams::sm_l2_bytes_per_cycle},
          {"vector_efficiency", &KernelParams::vector_efficiency},
          {"simt_efficiency_fp32", &KernelParams::simt_efficiency_fp32},
+         {"simt_tile_staging", &KernelParams::simt_tile_staging},
          {"tensor_efficiency_fp16", &KernelParams::tensor_fp16},
          {"tensor_efficiency_bf16", &KernelParams::tensor_bf16},
          {"tensor_efficiency_tf32", &KernelParams::tensor_tf32},

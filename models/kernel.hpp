@@ -88,7 +88,8 @@ double l2_sweep_hit_fraction(double footprint_bytes, double l2_bytes);
 /// candidate kernels).
 struct KernelParams {
   double hbm_efficiency, l2_efficiency, hbm_latency, l2_latency, max_inflight_bytes_per_sm;
-  double loads_in_flight_per_warp, sm_l2_bytes_per_cycle, vector_efficiency, simt_efficiency_fp32;
+  double loads_in_flight_per_warp, sm_l2_bytes_per_cycle, vector_efficiency, simt_efficiency_fp32,
+      simt_tile_staging;
   double tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, gemm_tile_overhead,
       gemm_unaligned_tensor_fraction;
   double hbm_access_bytes;

@@ -111,7 +111,7 @@ struct GemmShape {
 // through shared memory and waits at a barrier before its m x n x 8 FFMAs: a cost per k step that
 // grows with the panel (m + n) while the work grows with the area m n, so the FFMA share of the
 // issue slots falls as (m + n) / (m n) rises. Rate(t) = 1 / (1 + a (m + n) / (m n)), normalised
-// to 128x128. a = 25 is a FIT (issue 18, fp32 GEMMs) to the cuBLAS SIMT records of
+// to 128x128. a is simt_tile_staging (hw/model_params.cpp), 25: a FIT (issue 18) to the records of
 // validate/data/h200 (own-set1..7, gemm.json): per-SM FFMA rate over whole waves of the tile
 // cuBLAS recorded, about 0.77 of the SIMT peak at the record's clock for 128x128 (e.g. own-set3
 // 6144x6144x1024, own-set2 4096x6144x1536) against about 0.60 for 64x64 (own-set4 700x2100x1400,
@@ -119,8 +119,7 @@ struct GemmShape {
 // records (own-set2 7168x2048x2048, own-set4 4608x2304x2304, own-set7 2048x3072x768) ran
 // 0.60-0.67. Least squares in log over the model's predictions of all 96 fp32 records gives a
 // flat optimum at 20-25; leaving one set out gives 15-25 (docs/accuracy.md).
-double simt_tile_factor(const Tile& t) {
-  constexpr double a = 25.0;  // FIT, see above
+double simt_tile_factor(const Tile& t, double a) {
   const double x = (t.m + t.n) / (static_cast<double>(t.m) * t.n);
   return (1.0 + a * (2.0 / 128.0)) / (1.0 + a * x);
 }
@@ -147,7 +146,7 @@ double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const Ke
     // Only for GEMMs that fill the tile: the fit saw no record of fewer rows or columns than the
     // tile (cuBLAS runs 64x8, 128x32-class and gemv kernels there, memory bound).
     const bool full = g.m >= t.m && g.n >= t.n;
-    d.simt_efficiency = kp.simt_efficiency_fp32 * (full ? simt_tile_factor(t) : 1.0);
+    d.simt_efficiency = kp.simt_efficiency_fp32 * (full ? simt_tile_factor(t, kp.simt_tile_staging) : 1.0);
   }
   return k_tile;
 }
