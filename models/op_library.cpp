@@ -146,7 +146,8 @@ double gemm_work(const GemmShape& g, const Tile& t, int tk, int splits, const Ke
     // Only for GEMMs that fill the tile: the fit saw no record of fewer rows or columns than the
     // tile (cuBLAS runs 64x8, 128x32-class and gemv kernels there, memory bound).
     const bool full = g.m >= t.m && g.n >= t.n;
-    d.simt_efficiency = kp.simt_efficiency_fp32 * (full ? simt_tile_factor(t, kp.simt_tile_staging) : 1.0);
+    d.simt_efficiency =
+        kp.simt_efficiency_fp32 * (full ? simt_tile_factor(t, kp.simt_tile_staging) : 1.0);
   }
   return k_tile;
 }
