@@ -24,23 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import own_prereg  # noqa: E402  (validate/prereg/own_prereg.py: the scoring all sets share)
 
-ELEM_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
 UNSCORED = ("attention",)  # no attention case in set 7; everything else is scored
 
 
-def misaligned(p):
-    """k (rows of A and B) or n (rows of C; bf16 for fp8 inputs) not a multiple of 16 bytes."""
-    e_in = ELEM_BYTES[p["dtype"]]
-    e_out = 2 if p["dtype"].startswith("fp8") else e_in
-    return (p["k"] * e_in) % 16 != 0 or (p["n"] * e_out) % 16 != 0
-
-
-def op_class(r):
-    if r["op"] == "gemm" and misaligned(r["params"]):
-        return "gemm misaligned"
-    return own_prereg.base_op_class(r)
-
-
 if __name__ == "__main__":
-    sys.exit(own_prereg.errors_main("own-set7", HERE, op_class, UNSCORED,
-                                    "none: every case is scored"))
+    sys.exit(own_prereg.errors_main("own-set7", HERE, own_prereg.op_class_misaligned_apart,
+                                    UNSCORED, "none: every case is scored"))
