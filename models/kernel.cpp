@@ -147,7 +147,7 @@ struct ParamSlot {
   std::string_view name;
   double KernelParams::*field;
 };
-using ParamSlots = std::array<ParamSlot, 34>;
+using ParamSlots = std::array<ParamSlot, 33>;
 
 const ParamSlots& param_slots() {
   static const ParamSlots slots = [] {
@@ -180,7 +180,6 @@ const ParamSlots& param_slots() {
          {"graph_node_period", &KernelParams::graph_node_period},
          {"graph_replay_first", &KernelParams::graph_replay_first},
          {"pcie_efficiency_pinned", &KernelParams::pcie_efficiency_pinned},
-         {"pcie_efficiency_pageable", &KernelParams::pcie_efficiency_pageable},
          {"pcie_efficiency_pageable_d2h", &KernelParams::pcie_efficiency_pageable_d2h},
          {"copy_latency", &KernelParams::copy_latency},
          {"block_dispatch", &KernelParams::block_dispatch},

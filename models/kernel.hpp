@@ -96,8 +96,7 @@ struct KernelParams {
   double kernel_startup, kernel_gap, graph_kernel_gap, host_launch_cuda, host_launch_eager,
       graph_launch_per_kernel, queued_kernel_period, queued_first_kernel, graph_node_period,
       graph_replay_first;
-  double pcie_efficiency_pinned, pcie_efficiency_pageable, pcie_efficiency_pageable_d2h,
-      copy_latency;
+  double pcie_efficiency_pinned, pcie_efficiency_pageable_d2h, copy_latency;
   double block_dispatch;
   double attention_fwd_efficiency, attention_bwd_efficiency;
 };

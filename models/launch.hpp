@@ -8,14 +8,15 @@
 // has been issued and its predecessor has finished plus the gap, so a run of small kernels is
 // host-bound and a run of large ones is GPU-bound. Two timings: `kernel` (the GPU duration, first
 // kernel start to last kernel end) and `per_call` (CUDA events around one call, as a user measures
-// it: from the call's start on the host to the last kernel's end). Sources: CUDA C++ Best Practices
-// Guide ("Asynchronous and Overlapping Transfers", launch latency); the parameter defaults' reasons
-// are in hw/model_params.cpp. Kernels already queued (queued_launches_s): the GPU's front end
-// drains a stream's queue at its own period (queued_kernel_period), and past the queue's depth
-// (1024 pending launches) the host refills it one launch per host_launch_cuda while the GPU drains
-// it, until the queue runs dry and the host sets the pace. Ignores: the queue depth anywhere but
-// queued_launches_s, CPU jitter, event resolution (0.5 us). Validation: validate/README.md, "Own
-// programs" (launch class).
+// it: from the call's start on the host to the last kernel's end).
+// Sources: CUDA C++ Best Practices Guide ("Asynchronous and Overlapping Transfers", launch
+// latency); the parameter defaults' reasons are in hw/model_params.cpp.
+// Kernels already queued (queued_launches_s): the GPU's front end drains a stream's queue at its
+// own period (queued_kernel_period), and past the queue's depth (1024 pending launches) the host
+// refills it one launch per host_launch_cuda while the GPU drains it, until the queue runs dry and
+// the host sets the pace.
+// Ignores: the queue depth anywhere but queued_launches_s, CPU jitter, event resolution (0.5
+// us). Validation: validate/README.md, "Own programs" (launch class).
 #pragma once
 
 #include <span>
