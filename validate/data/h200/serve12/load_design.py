@@ -2,9 +2,9 @@
 """Serving run 12's design: the loop's capacity and each target's conditioning, from the frozen
 model alone (no measured record is read). Writes, in this folder:
 
-  capacity.json    C(p): Ridge's saturated throughput of the continuous loop at host probe p.
+  capacity.json    C(p): Ridge's capacity of the continuous loop at host probe p (below).
   rate_table.json  the committed lookup run12.sh uses: for each set's load fraction f, the rate
-                   f x C(p) at p = 140, 150, ..., 440 us.
+                   f x C(p) at p = 140, 160, ..., 440 us.
   conditioning.json  for each candidate fraction and probe: each target's change when the host
                    is 5% slower or faster than the probe the prediction is made at (rate fixed),
                    and its spread over request lists.
@@ -46,7 +46,9 @@ HOST_ERR = 0.05                              # the host-speed error the design m
 TARGETS = (("requests/s", 0.10), ("TTFT p50", 0.10), ("TTFT p99", 0.20), ("TPOT p50", 0.10),
            ("TPOT p99", 0.20), ("E2E p50", 0.10), ("E2E p99", 0.20))
 METRIC = dict(sc.SPREAD_METRICS)
-# The chosen fractions (from conditioning.json by the rule in preregistration.md).
+# The chosen fractions (conditioning.json read as preregistration.md says: no fraction meets the
+# half-budget rule; set 1 the highest computed fraction with TTFT p99 conditioned that fits the
+# time budget, set 2 among the best-conditioned p50s). Predictions of the frozen model, not fits.
 CHOSEN = {"set1": 0.4, "set2": 0.7}
 
 
@@ -161,7 +163,7 @@ def table():
                    "fractions": CHOSEN, "seeds": {"set1": 12001, "set2": 12002},
                    "what": "Poisson rate (req/s) = fraction x Ridge's capacity of the loop at the "
                            "host probe (us), to 0.01 req/s; run12.sh interpolates linearly "
-                           "between probes and clamps outside 140-440 us",
+                           "between probes and holds the end values outside 140-440 us",
                    "capacity_by_probe_us": {k: v["median"] for k, v in cap.items()},
                    "rate_by_probe_us": rows}, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -173,7 +175,7 @@ def table():
 def guard(ridge):
     """The freeze guard's folders: for each set, at the table's rate for probes 200, 300 and
     400 us, serve_compare.py predict (the fallback at the GPU spec's probe: the study the guard
-    loads) and grid (140-440 us in 10 us steps) of the set's list (its seed, 150 requests)."""
+    loads) and grid (200, 300 and 400 us) of the set's list (its seed, 150 requests)."""
     import subprocess
 
     table = json.load(open(os.path.join(HERE, "rate_table.json")))
@@ -185,7 +187,7 @@ def guard(ridge):
             common = [ridge, d, "--rate", "%g" % rate, "--runs", "continuous", "--cont-seed",
                       str(seed), "--cont-requests", "150"]
             subprocess.run([sys.executable, tool, "predict"] + common, check=True)
-            subprocess.run([sys.executable, tool, "grid"] + common + ["--probes", "140:440:10"],
+            subprocess.run([sys.executable, tool, "grid"] + common + ["--probes", "200:400:100"],
                            check=True, stdout=subprocess.DEVNULL)
 
 
