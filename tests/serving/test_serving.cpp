@@ -1618,3 +1618,54 @@ TEST_CASE("H200 serving run 11: the metrics within their budgets (guard)",
   for (const auto& rec : json_file(kServe11 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe11 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
+
+// ---- H200 serving run 12 (validate/data/h200/serve12/preregistration.md): pre-registered ----
+// Each continuous set's rate is chosen on the device: the set's load fraction x Ridge's capacity
+// of the loop at the host probe measured just before the set (rate_table.json, from
+// capacity.json). The rate is known only after the run, so the guard holds grids at the rates
+// the table gives at probes of 200, 300 and 400 us (guard/<set>-<probe>us/, each a grid at 200,
+// 300 and 400 us), and the static set's grid (static/, seed 12003, 140-440 us).
+namespace {
+
+const std::string kServe12 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve12/";
+
+}  // namespace
+
+TEST_CASE("H200 serving run 12 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  for (const std::string set : {"set1", "set2"})
+    for (int p : {200, 300, 400})
+      check_grid({kServe12 + "guard/" + set + "-" + std::to_string(p) + "us/", "continuous"},
+                 {200, 300, 400}, 3);
+  check_grid({kServe12 + "static/", "static"}, {140, 300, 440}, 31);
+}
+
+// The committed table is the rule applied to the committed capacities: at every probe, each
+// set's rate is its fraction x the capacity there rounded to 0.01 req/s (to within 0.5e-2 plus
+// a rounding margin of 1e-9: the table holds round(f x C, 2)), the capacity is the median of the
+// three seeds' searches, and each guard folder's list was made at the table's rate at its probe.
+TEST_CASE("H200 serving run 12 (pre-registered): the rate table is the rule's",
+          "[validation][serving]") {
+  const auto& table = json_file(kServe12 + "rate_table.json");
+  const auto& cap = json_file(kServe12 + "capacity.json")["capacity_by_probe_us"];
+  CHECK(table["capacity_by_probe_us"].size() == cap.size());
+  CHECK(cap.size() == 16);  // 140, 160, ..., 440 us
+  for (const auto& [probe, c] : cap.items()) {
+    auto xs = c["by_seed"].get<std::vector<double>>();
+    REQUIRE(xs.size() == 3);
+    std::sort(xs.begin(), xs.end());
+    INFO("probe " << probe);
+    CHECK(c["median"].get<double>() == xs[1]);
+    CHECK(table["capacity_by_probe_us"][probe].get<double>() == xs[1]);
+    for (const std::string set : {"set1", "set2"}) {
+      const double want = table["fractions"][set].get<double>() * xs[1];
+      CHECK(std::fabs(table["rate_by_probe_us"][probe][set].get<double>() - want) <= 0.005 + 1e-9);
+    }
+  }
+  for (const std::string set : {"set1", "set2"})
+    for (const char* p : {"200", "300", "400"}) {
+      INFO(set << " at " << p << " us");
+      CHECK(json_file(kServe12 + "guard/" + set + "-" + p + "us/predictions.json")["rate_per_s"] ==
+            table["rate_by_probe_us"][p][set]);
+    }
+}

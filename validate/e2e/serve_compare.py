@@ -23,6 +23,11 @@ it (`engine.host_probe`); nothing else is an input from the run. Run 7's rule: `
 side` predicts at the mean of a second process's probes (validate/e2e/side_probe.py,
 DIR/side_probe.csv) over the set's wall time, to 1 us.
 
+Run 12's rates: the continuous set's rate is chosen on the device from the host probe before the
+set (validate/e2e/serve_rate.py), so `predict ... --rate record` takes it from the record
+(DIR/e2e_serve.json, the continuous record's params.rate_per_s) and checks that the list at that
+rate, seed and length is the record's own.
+
 Usage: python3 validate/e2e/serve_compare.py predict build/dev/cli/ridge validate/data/h200/serve2
        python3 validate/e2e/serve_compare.py compare build/dev/cli/ridge validate/data/h200/serve2
        (run 5: validate/data/h200/serve5/preregistration.md gives the commands)
@@ -177,6 +182,31 @@ def side_probe(d):
         sys.exit("%s: %d samples inside the set's window (%.3f-%.3f s); at least 20 expected"
                  % (path, len(inside), t0, t1))
     return float(round(sum(inside) / len(inside)))
+
+
+def record_rate(d):
+    """Run 12's rate: the continuous set's Poisson rate as the measured process was given it
+    (run12.sh chose it from the host probe before the set), the record's params.rate_per_s."""
+    rec = [r for r in json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+           if r["params"]["policy"] == "continuous"]
+    if len(rec) != 1 or rec[0]["params"].get("rate_per_s") is None:
+        sys.exit("%s/e2e_serve.json: one continuous record with params.rate_per_s expected" % d)
+    return float(rec[0]["params"]["rate_per_s"])
+
+
+def check_record_requests(d):
+    """With the rate read from the record, the request list it gives (with the seed and length
+    given) must be the record's own, arrival for arrival (6 decimals, as serve_llama.py rounds)."""
+    rec = [r for r in json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+           if r["params"]["policy"] == "continuous"][0]
+    want = [(q["arrival_s"], q["output_tokens"]) for q in
+            sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"],
+                             RUN["cont_requests"])[1]]
+    got = [(q["arrival_s"], q["output_tokens"]) for q in rec["requests"]]
+    if got != want:
+        sys.exit("%s/e2e_serve.json: the record's requests are not serve_llama.py's list at rate "
+                 "%g, seed %d, %d requests" % (d, RUN["rate_per_s"], RUN["cont_seed"],
+                                              RUN["cont_requests"]))
 
 
 def loop_trace(d):
@@ -629,7 +659,10 @@ def main():
     ap.add_argument("step", choices=("predict", "compare", "grid", "spread"))
     ap.add_argument("ridge")
     ap.add_argument("dir")
-    ap.add_argument("--rate", type=float, default=sl.RATE)
+    ap.add_argument("--rate", default=None,
+                    help="continuous set's Poisson rate (req/s; default serve_llama.py's), or "
+                         "`record` (predict, run 12: the rate the measured process ran at, "
+                         "DIR/e2e_serve.json's continuous record, params.rate_per_s)")
     ap.add_argument("--static-seed", type=int, default=sl.SEED)
     ap.add_argument("--cont-seed", type=int, default=sl.CONT_SEED)
     ap.add_argument("--runs", default="static,continuous",
@@ -645,7 +678,13 @@ def main():
     ap.add_argument("--probes", default="150:230:10", help="grid: FIRST:LAST:STEP (us)")
     ap.add_argument("--seeds", default="101:110", help="spread: FIRST:LAST continuous seeds")
     a = ap.parse_args()
-    RUN.update(rate_per_s=a.rate, static_seed=a.static_seed, cont_seed=a.cont_seed,
+    if a.rate == "record":
+        if a.step != "predict":
+            ap.error("--rate record: predict only")
+        rate = record_rate(a.dir)
+    else:
+        rate = sl.RATE if a.rate is None else float(a.rate)
+    RUN.update(rate_per_s=rate, static_seed=a.static_seed, cont_seed=a.cont_seed,
                runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests)
     ridge, d = os.path.abspath(a.ridge), os.path.abspath(a.dir)
     probe = None
@@ -662,6 +701,8 @@ def main():
     elif a.host_probe_us is not None:
         probe = float(a.host_probe_us)
     if a.step == "predict":
+        if a.rate == "record":
+            check_record_requests(d)
         RUN["host_probe_us"] = probe
         predict(ridge, d)
     elif a.step == "compare":
