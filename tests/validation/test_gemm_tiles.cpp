@@ -1,0 +1,112 @@
+// Tensor-core GEMM tiles (issue 18, round 3, after own-set8's GEMM tail): the tile search offers
+// the large nvjet tiles of cuBLAS whose n side is not a power of two (128x320, 160x128, 128x144,
+// 128x112; plan_gemm's kTensor). The list was read off these very records (each tile recurs in
+// 5-7 of the 7 GEMM data sets), so this checks a model-structure change on seen data: a FIT in the
+// project's sense, not a prediction.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_loader.hpp"
+#include "models/kernel_model.hpp"
+#include "models/op.hpp"
+#include "models/records.hpp"
+#include "tests/validation/own_set_common.hpp"
+
+using namespace ridge;
+
+// Every 16-bit and fp8 GEMM record of gemm.json and own-set1..4, 7, 8 that cuBLASLt ran on one
+// of those four tiles (library.tile is cuBLAS's column-major tile, n side first: "320x128" is a
+// row-major 128x320 tile; algo 66, the nvjet kernels): 82 records. Predicted with the calibrated
+// H200 (models::percentile). Before the tiles were offered: median |error| 3.3%, p90 14.7%, max
+// 32.7% (fp16 2048 x 2560 x 10240: 220 tiles of 192x128, two waves priced, where cuBLAS ran 128
+// tiles of 128x320 in one); after: 3.4%, 10.3%, 16.7%. Budgets: p90 12% (fails on the model
+// before the change; 1.7 points of room for changes elsewhere in the kernel model), median 4.5%
+// (the median does not move: those records' tiles were mostly priced within a few percent
+// before, the change is in the tail) and max 20%.
+TEST_CASE("GEMMs that cuBLAS ran on its non-power-of-two nvjet tiles: the search offers them",
+          "[validation][gemm-tiles]") {
+  const hw::GpuSpec g =
+      hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  std::vector<std::string> files = {"/validate/data/h200/gemm.json"};
+  for (int i : {1, 2, 3, 4, 7, 8})
+    files.push_back("/validate/data/h200/own-set" + std::to_string(i) + "/own-set" +
+                    std::to_string(i) + ".json");
+  const std::set<std::string> tiles = {"320x128", "128x160", "144x128", "112x128"};
+  std::vector<double> errs;
+  for (const auto& f : files) {
+    const auto data = own_sets::read_json(std::string(RIDGE_SOURCE_DIR) + f);
+    for (const auto& r : data.at("records")) {
+      if (r.value("op", "") != "gemm" || !r.contains("library")) continue;
+      const auto& lib = r.at("library");
+      if (lib.value("algo_id", 0) != 66 || !tiles.count(lib.value("tile", ""))) continue;
+      const auto& p = r.at("params");
+      const std::string dt = p.value("dtype", "");
+      if (dt != "bf16" && dt != "fp16" && dt != "fp8_e4m3") continue;
+      nlohmann::json q = {{"m", p.at("m")},
+                          {"n", p.at("n")},
+                          {"k", p.at("k")},
+                          {"dtype", dt},
+                          {"batch", p.value("batch", 1)}};
+      for (const char* key : {"trans_a", "trans_b"})
+        if (p.contains(key)) q[key] = p.at(key);
+      const double t = models::predict_kernel(g, models::OpSpec::from_json("gemm", q)).time_s;
+      const double m = r.at("timing").at("median_us").get<double>() * 1e-6;
+      errs.push_back(std::abs(t - m) / m);
+    }
+  }
+  REQUIRE(errs.size() == 82);
+  CHECK(models::percentile(errs, 50) <= 0.045);
+  CHECK(models::percentile(errs, 90) <= 0.12);
+  CHECK(models::percentile(errs, 100) <= 0.20);
+}
+
+// cuBLAS's choice among its 16-bit nvjet tiles (plan_gemm's kTilePreference: the largest tile
+// that fits the output among those priced within 3% of the fastest). The margin is a FIT to the
+// recorded choices (library.tile) of these very records, so this checks agreement on seen data,
+// not a prediction. Records: every aligned fp16/bf16 GEMM of m, n >= 128 that cuBLASLt ran on
+// its nvjet kernels (algo 66) in gemm.json and own-set1..4, 7, 8: 149. The model's tile equals
+// cuBLAS's in 65 of them with the fastest tile taken (margin 0), 97 with the rule
+// (validate/gemm_plan_table.py; docs/accuracy.md). Budget 90: fails on the model before the rule,
+// 7 records of room for changes elsewhere in the kernel model that shift a near tie.
+TEST_CASE("16-bit GEMMs: the model takes the nvjet tile cuBLAS recorded in most records",
+          "[validation][gemm-tiles]") {
+  const hw::GpuSpec g =
+      hw::find_gpu(std::string(RIDGE_SOURCE_DIR) + "/configs/hw/h200-sxm-141gb.calibrated.yaml");
+  std::vector<std::string> files = {"/validate/data/h200/gemm.json"};
+  for (int i : {1, 2, 3, 4, 7, 8})
+    files.push_back("/validate/data/h200/own-set" + std::to_string(i) + "/own-set" +
+                    std::to_string(i) + ".json");
+  int n = 0, agree = 0;
+  for (const auto& f : files) {
+    const auto data = own_sets::read_json(std::string(RIDGE_SOURCE_DIR) + f);
+    for (const auto& r : data.at("records")) {
+      if (r.value("op", "") != "gemm" || !r.contains("library")) continue;
+      const auto& lib = r.at("library");
+      if (lib.value("algo_id", 0) != 66) continue;
+      const auto& p = r.at("params");
+      const std::string dt = p.value("dtype", "");
+      if (dt != "bf16" && dt != "fp16") continue;
+      const long long m = p.at("m").get<long long>(), nn = p.at("n").get<long long>(),
+                      k = p.at("k").get<long long>();
+      if (m < 128 || nn < 128 || (2 * k) % 16 != 0 || (2 * nn) % 16 != 0) continue;
+      nlohmann::json q = {
+          {"m", m}, {"n", nn}, {"k", k}, {"dtype", dt}, {"batch", p.value("batch", 1)}};
+      for (const char* key : {"trans_a", "trans_b"})
+        if (p.contains(key)) q[key] = p.at(key);
+      const auto pr = models::predict_kernel(g, models::OpSpec::from_json("gemm", q));
+      // cuBLAS's tile is column-major, n side first.
+      const std::string tile = std::to_string(pr.detail.at("tile_n").get<int>()) + "x" +
+                               std::to_string(pr.detail.at("tile_m").get<int>());
+      ++n;
+      agree += tile == lib.value("tile", "");
+    }
+  }
+  REQUIRE(n == 149);
+  CHECK(agree >= 90);
+}
