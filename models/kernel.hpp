@@ -67,6 +67,13 @@ struct KernelDesc {
   /// overlaps one tile's epilogue with the next one's main loop, so overhead_s is paid once per
   /// SM (the last wave), not once per wave.
   bool persistent = false;
+  /// Waves of independent blocks that overlap (row kernels, validate/suite_rows.cu): a block that
+  /// ends frees its slot to the next block while the SM's other blocks still have loads in
+  /// flight, so the memory latency is exposed once (the first wave's fill), not once per wave.
+  bool overlapped_waves = false;
+  /// A contiguous stream (membw): if it only reads or only writes HBM, it runs at that
+  /// direction's rate (hbm_read_stream_gain, hbm_write_stream_gain), not the mixed one.
+  bool direction_rates = false;
 };
 
 /// Sectors (32 B) one warp request of 32 lanes touches: min(32, ceil(32 * elem * stride / 32)).
