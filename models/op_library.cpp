@@ -554,7 +554,7 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
   // template on 1, 2, 4 or 8 vectors), plus about 16 registers of addresses, indices and
   // reduction state, 22 with the weights' loads of the norms. ptxas -v (CUDA 13.0, sm_90) on
   // validate/suite_rows.cu gives 22-95 registers over the 24 variants; this count is within 2 of
-  // 19 of them and 9 below the largest (bf16 rmsnorm, 8 vectors: 95). The compiler keeps a block
+  // 18 of them, 9 under (bf16 rmsnorm, 8 vectors: 95) to 5 over. The compiler keeps a block
   // within the register file (a 1024-thread block gets at most 64).
   const double held_vectors = std::exp2(std::ceil(std::log2(std::clamp(vpt, 1.0, 8.0))));
   const double held_values = held_vectors * 16.0 / std::max(1, elem);
