@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 71> kParams = {{
+constexpr std::array<ModelParamDecl, 73> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -37,6 +37,16 @@ constexpr std::array<ModelParamDecl, 71> kParams = {{
     // leaving one set out 1.057-1.059).
     {"copy_d2d_gain", Dimension::kCount, 1.058, 0.5, 2.0,
      "cudaMemcpy device-to-device rate over the mixed HBM rate (hbm_efficiency)"},
+    // A contiguous read stream that starts cold (rotated buffers, nothing in L2) loses time while
+    // the memory pipeline fills: the cold membw reads of 2-16 MiB run 0.1-1.3 us longer than
+    // bytes / rate, the excess growing with the bytes read, and from 16 MiB to 320 MiB it stays
+    // at 1.0-1.9 us (validate/data/h200 memory.json, own-set1..8); writes show none (they land in
+    // L2). FITS: least squares on log time over the 41 membw read records (grid 0-2.45 us x
+    // 0.5-64 MiB); leave-one-set-out in docs/accuracy.md.
+    {"hbm_read_ramp", Dimension::kTime, 1.15e-6, 0.0, 10e-6,
+     "time a cold HBM read stream loses while the memory pipeline fills (at most)"},
+    {"hbm_read_ramp_bytes", Dimension::kBytes, 16.0 * 1024 * 1024, 1.0, 1e12,
+     "bytes read over which the cold read stream's loss grows to hbm_read_ramp"},
     // Strided reads on the H200 whose elements are 64 B or more apart take twice the time their
     // 32-byte sectors predict (validate/data/h200/kernels.json, stride 16-32 fp32 and 32 bf16):
     // HBM is read in 64-byte atoms.

@@ -230,6 +230,16 @@ KernelParams kernel_params(const hw::GpuSpec& g) {
   return k;
 }
 
+double hbm_read_ramp_s(const hw::GpuSpec& gpu, double hbm_read_bytes) {
+  // A read stream that starts with the memory pipeline empty runs below the full rate until about
+  // hbm_read_ramp_bytes have been requested; the time lost grows with the bytes read up to
+  // hbm_read_ramp (both FITS, hw/model_params.cpp). Writes land in L2 and are written back behind
+  // the kernel, so they pay no ramp.
+  const double w = gpu.param("hbm_read_ramp_bytes");
+  if (hbm_read_bytes <= 0 || w <= 0) return 0.0;
+  return gpu.param("hbm_read_ramp") * std::min(1.0, hbm_read_bytes / w);
+}
+
 double block_compute_s(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d) {
   return block_compute(gpu, k, d).compute_s;
 }
@@ -302,6 +312,8 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
     if (r <= 0) s.hbm_bw *= gpu.param("hbm_write_stream_gain");
   }
   s.block_dispatch_s = k.block_dispatch;
+  if (d.read_ramp)
+    s.read_ramp_s = hbm_read_ramp_s(gpu, static_cast<double>(d.grid) * reads * read_fraction);
   return s;
 }
 
@@ -356,6 +368,11 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
     const double lat = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
     e.time_s += lat;
     e.memory_s += lat;
+  }
+  // A cold HBM read stream ramps up once per kernel (see hbm_read_ramp_s).
+  if (d.grid > 0 && s.read_ramp_s > 0) {
+    e.time_s += s.read_ramp_s;
+    e.memory_s += s.read_ramp_s;
   }
   e.waves = static_cast<int>(std::min<long long>(full + (remaining > 0), 1 << 30));
   const double top = std::max({t_compute, t_latency, t_l2, t_hbm});

@@ -67,6 +67,9 @@ KernelDesc streaming_desc(const hw::GpuSpec& gpu, double elems, double read_per_
   d.sfu_ops = sfu_per_elem * per_block;
   d.elem_bytes = elem;
   d.stride = stride;
+  // Contiguous streams pay the cold read ramp; strided reads keep their per-atom costs, fitted
+  // without it (docs/accuracy.md).
+  d.read_ramp = stride == 1;
   vec_bytes = vec * elem;
   return d;
 }
@@ -575,6 +578,7 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
                static_cast<double>(resident_slots(gpu, d.block, d.registers, 0)));
   d.reuse_working_set = weights + in_flight * rpb * row_bytes;
   d.overlapped_waves = true;
+  d.read_ramp = true;
   d.name = fmt::format("{} block-per-row {}x{} {}pass", name, d.block, vpt, passes);
   return {d, 1};
 }

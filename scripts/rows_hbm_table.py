@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Median / p90 |error| of the row-kernel, membw and copy d2d classes per data set (issue 18,
-round 3; docs/accuracy.md "Row kernels, HBM direction and device copies").
+round 3; docs/accuracy.md "Row kernels, HBM direction and device copies" and "A cold read
+stream ramps up": membw reads and copies, contiguous elementwise).
 
   RIDGE=./build/dev/cli/ridge python3 scripts/rows_hbm_table.py
 
@@ -26,6 +27,9 @@ CLASSES = {
     "rmsnorm": lambda r: r["op"] == "rmsnorm",
     "membw": lambda r: r["op"] == "membw",
     "copy d2d": lambda r: r["op"] == "copy" and r["params"]["direction"] == "d2d",
+    "membw read": lambda r: r["op"] == "membw" and r["params"]["kind"] == "read",
+    "membw copy": lambda r: r["op"] == "membw" and r["params"]["kind"] == "copy",
+    "elementwise contiguous": lambda r: r["op"] == "elementwise" and r["params"].get("stride", 1) == 1,
 }
 
 

@@ -47,8 +47,9 @@ models::ClassStats all_of(const std::vector<models::Record>& recs) {
 
 // Before this round the 201 row records scored 5.5% median, 12.8% p90 and set 8's 24 alone 7.0% /
 // 18.4%; with overlapped waves, the row layout's registers and the serial load / reduce / store
-// at low occupancy, 4.2% / 12.8% and 4.5% / 15.3%. Limits: those plus about half a point (a guard
-// on shaped figures, not a target).
+// at low occupancy, 4.2% / 12.8% and 4.5% / 15.3%; with the cold read ramp (second pass) 4.4% /
+// 11.1% and 4.7% / 12.3%. Limits: the first pass's figures plus about half a point (a guard on
+// shaped figures, not a target).
 TEST_CASE("row kernels: all committed softmax / layernorm / rmsnorm records", "[validation]") {
   const auto s = all_of(committed({"softmax", "layernorm", "rmsnorm"}));
   INFO("median " << s.median_abs << ", p90 " << s.p90_abs << ", max " << s.max_abs);
@@ -113,5 +114,48 @@ TEST_CASE("copy d2d: large copies at the driver copy's rate", "[validation]") {
   for (const auto& row : c.rows) {
     INFO(row.id << " (" << row.file << "): " << row.error);
     CHECK(std::fabs(row.error) <= 0.03);
+  }
+}
+
+// Issue 18 round 3, second pass: a cold read stream ramps up (hbm_read_ramp 1.15 us,
+// hbm_read_ramp_bytes 16 MiB, FITS over the cold membw reads; hw/model_params.cpp). The cold
+// membw reads under 256 MiB (rotated buffers, footprint past L2) were -17% to +4% off (12-100
+// MiB 5-17% too fast); with the ramp each lies within 3.5% (a fit on these records: limit 4%).
+TEST_CASE("membw: cold reads under 256 MiB with the read ramp", "[validation]") {
+  auto recs = committed({"membw"});
+  std::vector<models::Record> cold;
+  for (auto& r : recs) {
+    const double bytes = r.params.at("bytes").get<double>();
+    const double buffers = r.params.contains("buffers") ? r.params.at("buffers").get<double>() : 1;
+    if (r.params.at("kind").get<std::string>() == "read" && bytes < 256.0 * (1 << 20) &&
+        bytes * buffers > 60.0 * (1 << 20))
+      cold.push_back(std::move(r));
+  }
+  const auto c = models::compare(calibrated(), cold, models::Mode::kFast, false);
+  CHECK(c.rows.size() == 18);
+  for (const auto& row : c.rows) {
+    INFO(row.id << " (" << row.file << "): " << row.error);
+    CHECK(std::fabs(row.error) <= 0.04);
+  }
+}
+
+// The same ramp on cudaMemcpy device to device (its reads are half its bytes): no d2d record
+// shaped the ramp's two figures. Copies of 7-255 MiB were -13.6% to -2% (11 MiB, own-set8, the
+// worst); with the ramp -5.9% to +1.3%. Limit 6.5%. Copies under 7 MiB stay 8-16% too fast
+// (docs/accuracy.md): they are left out, not guarded.
+TEST_CASE("copy d2d: mid-size copies with the read ramp", "[validation]") {
+  auto recs = committed({"copy"});
+  std::vector<models::Record> mid;
+  for (auto& r : recs) {
+    const double bytes = r.params.at("bytes").get<double>();
+    if (r.params.at("direction").get<std::string>() == "d2d" && bytes >= 7.0 * (1 << 20) &&
+        bytes < 256.0 * (1 << 20))
+      mid.push_back(std::move(r));
+  }
+  const auto c = models::compare(calibrated(), mid, models::Mode::kFast, false);
+  CHECK(c.rows.size() == 21);
+  for (const auto& row : c.rows) {
+    INFO(row.id << " (" << row.file << "): " << row.error);
+    CHECK(std::fabs(row.error) <= 0.065);
   }
 }
