@@ -7,11 +7,46 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 68> kParams = {{
+constexpr std::array<ModelParamDecl, 73> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
      "fraction of datasheet HBM bandwidth a well-formed streaming kernel sustains"},
+    // HBM by direction (issue 18, round 3). A DRAM channel that serves reads and writes together
+    // turns its bus around between them (write-to-read and read-to-write delays), so a stream
+    // that only reads or only writes runs faster than the mixed traffic hbm_efficiency was fitted
+    // on: membw's read and write streams run at these multiples of it. Any mix runs at the mixed
+    // rate: elementwise add and mul (two bytes read per byte written) run within 2% of it at
+    // 2^28 elements (kernels.json), as the 1:1 row kernels do; a model pairing each written byte
+    // with one read and moving the rest at the read rate put them 3-4% too fast. FITS, each the
+    // geometric
+    // mean of the measured rate over the model's mixed rate (after kernel_startup and one
+    // hbm_latency) over the cold membw records of 256 MiB and more (validate/data/h200
+    // memory.json and own-set1..8): 17 reads (1.086-1.152, 4.4-4.6 TB/s) and 16 writes
+    // (1.049-1.080, 4.3 TB/s); leaving one set out, 1.118-1.124 and 1.071-1.075. The membw copies
+    // (read + write, 11 records) run at 0.97 of
+    // hbm_efficiency, left as they are.
+    {"hbm_read_stream_gain", Dimension::kCount, 1.121, 0.5, 2.0,
+     "HBM rate of a read-only stream over the mixed read/write rate (hbm_efficiency)"},
+    {"hbm_write_stream_gain", Dimension::kCount, 1.072, 0.5, 2.0,
+     "HBM rate of a write-only stream over the mixed read/write rate (hbm_efficiency)"},
+    // cudaMemcpy device-to-device moves its bytes faster than a kernel copy (membw copy, 3.9
+    // TB/s counting both directions): 4.25-4.30 TB/s at 256 MiB and more in every set. A FIT:
+    // geometric mean of 2 x bytes / (time - kernel_startup) over hbm_efficiency's rate, 25
+    // records of 256 MiB-5 GiB (validate/data/h200 kernels.json, own-set1..4, 7, 8: 1.046-1.068;
+    // leaving one set out 1.057-1.059).
+    {"copy_d2d_gain", Dimension::kCount, 1.058, 0.5, 2.0,
+     "cudaMemcpy device-to-device rate over the mixed HBM rate (hbm_efficiency)"},
+    // A contiguous read stream that starts cold (rotated buffers, nothing in L2) loses time while
+    // the memory pipeline fills: the cold membw reads of 2-16 MiB run 0.1-1.3 us longer than
+    // bytes / rate, the excess growing with the bytes read, and from 16 MiB to 320 MiB it stays
+    // at 1.0-1.9 us (validate/data/h200 memory.json, own-set1..8); writes show none (they land in
+    // L2). FITS: least squares on log time over the 41 membw read records (grid 0-2.45 us x
+    // 0.5-64 MiB); leave-one-set-out in docs/accuracy.md.
+    {"hbm_read_ramp", Dimension::kTime, 1.15e-6, 0.0, 10e-6,
+     "time a cold HBM read stream loses while the memory pipeline fills (at most)"},
+    {"hbm_read_ramp_bytes", Dimension::kBytes, 16.0 * 1024 * 1024, 1.0, 1e12,
+     "bytes read over which the cold read stream's loss grows to hbm_read_ramp"},
     // Strided reads on the H200 whose elements are 64 B or more apart take twice the time their
     // 32-byte sectors predict (validate/data/h200/kernels.json, stride 16-32 fp32 and 32 bf16):
     // HBM is read in 64-byte atoms.

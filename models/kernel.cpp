@@ -230,6 +230,16 @@ KernelParams kernel_params(const hw::GpuSpec& g) {
   return k;
 }
 
+double hbm_read_ramp_s(const hw::GpuSpec& gpu, double hbm_read_bytes) {
+  // A read stream that starts with the memory pipeline empty runs below the full rate until about
+  // hbm_read_ramp_bytes have been requested; the time lost grows with the bytes read up to
+  // hbm_read_ramp (both FITS, hw/model_params.cpp). Writes land in L2 and are written back behind
+  // the kernel, so they pay no ramp.
+  const double w = gpu.param("hbm_read_ramp_bytes");
+  if (hbm_read_bytes <= 0 || w <= 0) return 0.0;
+  return gpu.param("hbm_read_ramp") * std::min(1.0, hbm_read_bytes / w);
+}
+
 double block_compute_s(const hw::GpuSpec& gpu, const KernelParams& k, const KernelDesc& d) {
   return block_compute(gpu, k, d).compute_s;
 }
@@ -294,7 +304,16 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   s.sm_port_bw = k.sm_l2_bytes_per_cycle * gpu.clocks.boost_hz;
   s.l2_bw = gpu.memory.l2_bandwidth * k.l2_efficiency;
   s.hbm_bw = gpu.memory.hbm_bandwidth * k.hbm_efficiency;
+  if (d.direction_rates && s.hbm_bytes > 0) {
+    // A stream that only reads, or only writes, runs at its direction's rate; any mix of the two
+    // runs at hbm_efficiency's (hw/model_params.cpp hbm_read_stream_gain).
+    const double r = s.hbm_bytes - writes;
+    if (writes <= 0) s.hbm_bw *= gpu.param("hbm_read_stream_gain");
+    if (r <= 0) s.hbm_bw *= gpu.param("hbm_write_stream_gain");
+  }
   s.block_dispatch_s = k.block_dispatch;
+  if (d.read_ramp)
+    s.read_ramp_s = hbm_read_ramp_s(gpu, static_cast<double>(d.grid) * reads * read_fraction);
   return s;
 }
 
@@ -313,7 +332,8 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
       const double port = n * s.l2_bytes / s.sm_port_bw;
       const double l2 = static_cast<double>(blocks) * s.l2_bytes / s.l2_bw;
       const double hbm = static_cast<double>(blocks) * s.hbm_bytes / s.hbm_bw;
-      const double lat = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
+      const double lat =
+          d.overlapped_waves ? 0.0 : (s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s);
       const double top = std::max({cap, port, l2, hbm});
       mem = top + lat;
       if (compute < mem) {
@@ -327,7 +347,11 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
     }
     if (compute >= mem) t_compute += count * compute;
     // The SM launches its n blocks block_dispatch apart: a wave lasts at least that long.
-    const double busy = std::max(compute, mem), dispatch = n * s.block_dispatch_s;
+    // A row block loads its row, reduces it and then stores it: its own arithmetic cannot overlap
+    // its own transfers, only the other n - 1 blocks' on the SM. Of the shorter of the two, the
+    // share 1 / n stays exposed (all of it with one block per SM).
+    const double overlap_loss = d.overlapped_waves ? std::min(compute, mem) / n : 0.0;
+    const double busy = std::max(compute, mem) + overlap_loss, dispatch = n * s.block_dispatch_s;
     if (dispatch > busy) t_latency += count * (dispatch - busy);
     e.compute_s += count * compute;
     e.memory_s += count * mem;
@@ -339,6 +363,17 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   if (remaining > 0) wave(remaining, 1.0);
   // A persistent kernel pays the per-tile overhead once, in its last wave (see KernelDesc).
   if (d.persistent && d.grid > 0) e.time_s += d.overhead_s;
+  // Overlapped waves expose the memory latency once (see KernelDesc).
+  if (d.overlapped_waves && d.grid > 0 && s.l2_bytes > 0) {
+    const double lat = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
+    e.time_s += lat;
+    e.memory_s += lat;
+  }
+  // A cold HBM read stream ramps up once per kernel (see hbm_read_ramp_s).
+  if (d.grid > 0 && s.read_ramp_s > 0) {
+    e.time_s += s.read_ramp_s;
+    e.memory_s += s.read_ramp_s;
+  }
   e.waves = static_cast<int>(std::min<long long>(full + (remaining > 0), 1 << 30));
   const double top = std::max({t_compute, t_latency, t_l2, t_hbm});
   e.bound = top == t_compute ? "compute" : top == t_hbm ? "hbm" : top == t_l2 ? "l2" : "latency";

@@ -67,9 +67,23 @@ struct KernelDesc {
   /// overlaps one tile's epilogue with the next one's main loop, so overhead_s is paid once per
   /// SM (the last wave), not once per wave.
   bool persistent = false;
+  /// Waves of independent blocks that overlap (row kernels, validate/suite_rows.cu): a block that
+  /// ends frees its slot to the next block while the SM's other blocks still have loads in
+  /// flight, so the memory latency is exposed once (the first wave's fill), not once per wave.
+  bool overlapped_waves = false;
+  /// A contiguous stream (membw): if it only reads or only writes HBM, it runs at that
+  /// direction's rate (hbm_read_stream_gain, hbm_write_stream_gain), not the mixed one.
+  bool direction_rates = false;
+  /// A stream that reads HBM from a cold start (contiguous streaming and row kernels): its first
+  /// reads come while the memory pipeline fills, at less than the full rate (hbm_read_ramp).
+  bool read_ramp = false;
 };
 
 /// Sectors (32 B) one warp request of 32 lanes touches: min(32, ceil(32 * elem * stride / 32)).
+/// Time a cold HBM read stream of `hbm_read_bytes` loses while the memory pipeline fills
+/// (hbm_read_ramp x min(1, bytes / hbm_read_ramp_bytes); hw/model_params.cpp).
+double hbm_read_ramp_s(const hw::GpuSpec& gpu, double hbm_read_bytes);
+
 int sectors_per_request(int elem_bytes, int stride);
 /// Traffic per useful byte: sectors_per_request(elem, stride) / sectors_per_request(elem, 1).
 double sector_amplification(int elem_bytes, int stride);
@@ -122,6 +136,7 @@ struct KernelSetup {
   double hbm_bw = 0;               ///< B/s after hbm_efficiency
   double l2_latency_s = 0, hbm_latency_s = 0;
   double block_dispatch_s = 0;  ///< an SM launches one block per this (block_dispatch)
+  double read_ramp_s = 0;       ///< once per kernel: the cold HBM read stream's ramp
   /// Per-block memory rate cap (B/s) when `n` blocks of this kernel share an SM.
   double block_cap(int n) const;
 };

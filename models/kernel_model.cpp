@@ -111,7 +111,9 @@ KernelPrediction predict_uncached(const hw::GpuSpec& gpu, const OpSpec& op, Mode
   if (plan.kind == OpPlan::Kind::kCopy) {
     // A copy engine: the transfer at the link's rate after copy_latency (per call; the kernel
     // timing of a copy is its transfer plus the engine's start-up, kernel_startup).
-    const double xfer = plan.copy_bytes / plan.copy_bandwidth;
+    // A device copy's reads ramp up as a kernel's do (hbm_read_ramp_s; half its bytes are reads).
+    const double xfer = plan.copy_bytes / plan.copy_bandwidth +
+                        (plan.copy_pcie ? 0.0 : hbm_read_ramp_s(gpu, plan.copy_bytes / 2));
     p.kernels = 1;
     p.kernel_time_s = kp.kernel_startup + xfer;
     p.per_call_time_s = kp.copy_latency + xfer;

@@ -68,6 +68,9 @@ KernelDesc streaming_desc(const hw::GpuSpec& gpu, double elems, double read_per_
   d.sfu_ops = sfu_per_elem * per_block;
   d.elem_bytes = elem;
   d.stride = stride;
+  // Contiguous streams pay the cold read ramp; strided reads keep their per-atom costs, fitted
+  // without it (docs/accuracy.md).
+  d.read_ramp = stride == 1;
   vec_bytes = vec * elem;
   return d;
 }
@@ -611,12 +614,23 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
                          int elem, double weights, double read_per_row, double write_per_row,
                          double fp32_per_elem, double sfu_per_elem) {
   KernelDesc d;
-  d.registers = 48;
   const double row_bytes = cols * elem;
   const double vectors = std::ceil(row_bytes / 16);
   d.block = static_cast<int>(std::clamp(std::ceil(vectors / 4 / 32) * 32, 32.0, 1024.0));
   const double vpt = std::ceil(vectors / d.block);
   const int passes = vpt > 8 ? 2 : 1;
+  // Registers per thread, which set how many blocks share an SM: the row is held as fp32 values,
+  // vpt vectors of 16 / elem each, in an array sized to the next power of two (the kernel is a
+  // template on 1, 2, 4 or 8 vectors), plus about 16 registers of addresses, indices and
+  // reduction state, 22 with the weights' loads of the norms. ptxas -v (CUDA 13.0, sm_90) on
+  // validate/suite_rows.cu gives 22-95 registers over the 24 variants; this count is within 2 of
+  // 18 of them, 9 under (bf16 rmsnorm, 8 vectors: 95) to 5 over. The compiler keeps a block
+  // within the register file (a 1024-thread block gets at most 64).
+  const double held_vectors = std::exp2(std::ceil(std::log2(std::clamp(vpt, 1.0, 8.0))));
+  const double held_values = held_vectors * 16.0 / std::max(1, elem);
+  const double regs = (weights > 0 ? 22.0 : 16.0) + held_values;
+  const double reg_cap = std::floor(65536.0 / d.block / 8) * 8;
+  d.registers = static_cast<int>(std::min({regs, reg_cap, 255.0}));
   d.grid = std::max<long long>(1, static_cast<long long>(std::ceil(rows)));
   const double rpb = rows / static_cast<double>(d.grid);
   d.bytes_read = rpb * (row_bytes * passes + read_per_row) + weights;
@@ -630,6 +644,8 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
       std::min(static_cast<double>(d.grid),
                static_cast<double>(resident_slots(gpu, d.block, d.registers, 0)));
   d.reuse_working_set = weights + in_flight * rpb * row_bytes;
+  d.overlapped_waves = true;
+  d.read_ramp = true;
   d.name = fmt::format("{} block-per-row {}x{} {}pass", name, d.block, vpt, passes);
   return {d, 1};
 }
@@ -888,6 +904,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     const double words = op.f("bytes") / 4;
     KernelDesc d = streaming(gpu, "membw " + kind, words, kind == "write" ? 0 : 4,
                              kind == "read" ? 0 : 4, 0, 0, 4, 1);
+    d.direction_rates = true;  // reads and writes alone run faster than mixed (hw/model_params.cpp)
     // Repetitions over one buffer (or a few) find it in L2 when the whole footprint, written lines
     // included, fits: the reads are all hits. A footprint larger than L2 read cyclically misses
     // throughout (LRU evicts each line before its reuse): 64 MiB single-buffer reads run at the
@@ -1014,9 +1031,10 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     p.copy_bytes = op.f("bytes");
     const std::string& dir = op.s("direction");
     if (dir == "d2d") {
-      // A device copy reads and writes every byte through HBM.
+      // A device copy reads and writes every byte through HBM, at the driver copy's own rate
+      // (copy_d2d_gain, hw/model_params.cpp).
       p.copy_bytes *= 2;
-      p.copy_bandwidth = gpu.memory.hbm_bandwidth * kp.hbm_efficiency;
+      p.copy_bandwidth = gpu.memory.hbm_bandwidth * kp.hbm_efficiency * gpu.param("copy_d2d_gain");
     } else {
       p.copy_pcie = true;
       const double link = gpu.interconnect.pcie_bandwidth;

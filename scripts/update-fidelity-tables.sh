@@ -14,9 +14,13 @@ records="$D/gemm.json $D/kernels.json $D/memory.json $D/launch.json $D/compute.j
 # Parameters the data cannot pin down (the identifiability table says why), not fitted:
 # kernel_gap dropped (0: kernel_startup carries the per-kernel cost), loads_in_flight_per_warp
 # and simt_tile_staging held at their declared values (hw/model_params.cpp; the latter was fitted
-# on the fp32 GEMMs of own-set1..7, of which these records hold two). (The calibrated overlay
+# on the fp32 GEMMs of own-set1..7, of which these records hold two); hbm_read_stream_gain,
+# hbm_write_stream_gain and copy_d2d_gain too (fitted on the large membw and d2d records of
+# memory.json, kernels.json and own-set1..8, issue 18 round 3; hbm_efficiency would otherwise
+# trade against them), and hbm_read_ramp / hbm_read_ramp_bytes (fitted on the cold membw reads,
+# issue 18 round 3, second pass). (The calibrated overlay
 # keeps its earlier free fit: validate/README.md says why.)
-fixes="--fix kernel_gap=0 --fix loads_in_flight_per_warp --fix simt_tile_staging"
+fixes="--fix kernel_gap=0 --fix loads_in_flight_per_warp --fix simt_tile_staging --fix hbm_read_stream_gain --fix hbm_write_stream_gain --fix copy_d2d_gain --fix hbm_read_ramp --fix hbm_read_ramp_bytes"
 tmp=$(mktemp)
 # shellcheck disable=SC2086
 $ridge calibrate $records --exclude attention/ $fixes --gpu h200 --splits --markdown > "$tmp.tab"
