@@ -2,7 +2,7 @@
 
   python3 validate/gemm_plan_table.py [--ridge build/dev/cli/ridge] [--filter EXPR] [--json OUT]
 
-For each GEMM record of validate/data/h200/gemm.json and own-set1..4, 7, 8: the measured median,
+For each GEMM record of validate/data/h200/gemm.json and own-set1..4, 7, 8, 9: the measured median,
 the sampled SM clock, what cuBLASLt ran (algo, tile as a row-major m x n tile, stages, split-K,
 cluster, waves_count) and the model's plan (tile, split-K, tile count, waves, bound) with its
 error, from `ridge predict --json` on the calibrated H200. cuBLASLt reports its column-major tile
@@ -18,7 +18,7 @@ import tempfile
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DATA = os.path.join(ROOT, "validate", "data", "h200")
 GPU = os.path.join(ROOT, "configs", "hw", "h200-sxm-141gb.calibrated.yaml")
-SETS = ["gemm"] + [f"own-set{i}" for i in (1, 2, 3, 4, 7, 8)]
+SETS = ["gemm"] + [f"own-set{i}" for i in (1, 2, 3, 4, 7, 8, 9)]
 MODEL_PARAMS = ("m", "n", "k", "dtype", "batch", "trans_a", "trans_b")
 BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
