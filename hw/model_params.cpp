@@ -19,13 +19,11 @@ constexpr std::array<ModelParamDecl, 73> kParams = {{
     // rate: elementwise add and mul (two bytes read per byte written) run within 2% of it at
     // 2^28 elements (kernels.json), as the 1:1 row kernels do; a model pairing each written byte
     // with one read and moving the rest at the read rate put them 3-4% too fast. FITS, each the
-    // geometric
-    // mean of the measured rate over the model's mixed rate (after kernel_startup and one
-    // hbm_latency) over the cold membw records of 256 MiB and more (validate/data/h200
+    // geometric mean of the measured rate over the model's mixed rate (after kernel_startup and
+    // one hbm_latency) over the cold membw records of 256 MiB and more (validate/data/h200
     // memory.json and own-set1..8): 17 reads (1.086-1.152, 4.4-4.6 TB/s) and 16 writes
     // (1.049-1.080, 4.3 TB/s); leaving one set out, 1.118-1.124 and 1.071-1.075. The membw copies
-    // (read + write, 11 records) run at 0.97 of
-    // hbm_efficiency, left as they are.
+    // (read + write, 11 records) run at 0.97 of hbm_efficiency, left as they are.
     {"hbm_read_stream_gain", Dimension::kCount, 1.121, 0.5, 2.0,
      "HBM rate of a read-only stream over the mixed read/write rate (hbm_efficiency)"},
     {"hbm_write_stream_gain", Dimension::kCount, 1.072, 0.5, 2.0,

@@ -323,6 +323,8 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   long long remaining = d.grid;
   // Time charged to each limit, summed over waves, to name the bound.
   double t_compute = 0, t_latency = 0, t_l2 = 0, t_hbm = 0;
+  // The latency a wave's first loads wait: HBM's when the kernel reads HBM, else L2's.
+  const double mem_latency = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
   auto wave = [&](long long blocks, double count) {
     const int n = static_cast<int>((blocks + s.sms - 1) / s.sms);  // busiest SM, breadth-first
     const double compute = n * s.compute_s;
@@ -332,8 +334,7 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
       const double port = n * s.l2_bytes / s.sm_port_bw;
       const double l2 = static_cast<double>(blocks) * s.l2_bytes / s.l2_bw;
       const double hbm = static_cast<double>(blocks) * s.hbm_bytes / s.hbm_bw;
-      const double lat =
-          d.overlapped_waves ? 0.0 : (s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s);
+      const double lat = d.overlapped_waves ? 0.0 : mem_latency;
       const double top = std::max({cap, port, l2, hbm});
       mem = top + lat;
       if (compute < mem) {
@@ -365,9 +366,8 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   if (d.persistent && d.grid > 0) e.time_s += d.overhead_s;
   // Overlapped waves expose the memory latency once (see KernelDesc).
   if (d.overlapped_waves && d.grid > 0 && s.l2_bytes > 0) {
-    const double lat = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
-    e.time_s += lat;
-    e.memory_s += lat;
+    e.time_s += mem_latency;
+    e.memory_s += mem_latency;
   }
   // A cold HBM read stream ramps up once per kernel (see hbm_read_ramp_s).
   if (d.grid > 0 && s.read_ramp_s > 0) {

@@ -79,11 +79,11 @@ struct KernelDesc {
   bool read_ramp = false;
 };
 
-/// Sectors (32 B) one warp request of 32 lanes touches: min(32, ceil(32 * elem * stride / 32)).
 /// Time a cold HBM read stream of `hbm_read_bytes` loses while the memory pipeline fills
 /// (hbm_read_ramp x min(1, bytes / hbm_read_ramp_bytes); hw/model_params.cpp).
 double hbm_read_ramp_s(const hw::GpuSpec& gpu, double hbm_read_bytes);
 
+/// Sectors (32 B) one warp request of 32 lanes touches: min(32, ceil(32 * elem * stride / 32)).
 int sectors_per_request(int elem_bytes, int stride);
 /// Traffic per useful byte: sectors_per_request(elem, stride) / sectors_per_request(elem, 1).
 double sector_amplification(int elem_bytes, int stride);

@@ -404,13 +404,16 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   };
   thread_local std::vector<Candidate> cands;  // reused: no allocation per call
   cands.clear();
+  // Output tiles of the whole batch on tile t.
+  auto tile_count = [&](const Tile& t) {
+    return cdiv(static_cast<long long>(g.m), t.m) * cdiv(static_cast<long long>(g.n), t.n) *
+           static_cast<long long>(g.batch);
+  };
   for (std::size_t ti = 0; ti < tiles.size(); ++ti) {
     const Tile& t = tiles[ti];
     const long long slots = occs[ti].slots;
     if (slots < 1) continue;
-    const long long tiles_mn = cdiv(static_cast<long long>(g.m), t.m) *
-                               cdiv(static_cast<long long>(g.n), t.n) *
-                               static_cast<long long>(g.batch);
+    const long long tiles_mn = tile_count(t);
     int splits[1 + 16] = {1};
     int n_splits = 1;
     if (sm80) {
@@ -478,10 +481,10 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   // the fastest tile.
   constexpr double kTilePreference = 0.03;
   const double pref = (&tiles == &kTensor && g.in_bytes == 2) ? kTilePreference : 0.0;
-  struct Timed {
+  struct Timed {  // a priced candidate: its time, its place in cands, its occupancy
     double time;
-    int order, tile, split;
-    long long tiles_mn, slots;
+    int cand;
+    long long slots;
   };
   thread_local std::vector<Timed> timed;
   timed.clear();
@@ -500,7 +503,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     const KernelDesc d = gemm_desc(g, t, tk, s, kp, to.slots, gpu.memory.l2_size);
     double time = estimate_kernel(kernel_setup(gpu, kp, d, to.occ)).time_s;
     if (s > 1) time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
-    if (pref > 0) timed.push_back({time, cd.order, cd.tile, s, cd.tiles_mn, to.slots});
+    if (pref > 0) timed.push_back({time, c, to.slots});
     if (time < best_t || (time == best_t && cd.order < best_order)) {
       best_t = time;
       best_order = cd.order;
@@ -515,17 +518,18 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     long long area = score(*best_tile);
     double chosen_t = best_t;
     int chosen_order = best_order;
-    for (const Timed& c : timed) {
+    for (const Timed& tc : timed) {
+      const Candidate& c = cands[tc.cand];
       const Tile& t = tiles[c.tile];
       const long long a = score(t);
-      if (c.time > best_t * (1 + pref) || a < area || t.m > g.m || t.n > g.n) continue;
-      if (a == area && (c.time > chosen_t || (c.time == chosen_t && c.order > chosen_order)))
+      if (tc.time > best_t * (1 + pref) || a < area || t.m > g.m || t.n > g.n) continue;
+      if (a == area && (tc.time > chosen_t || (tc.time == chosen_t && c.order > chosen_order)))
         continue;
-      area = a, chosen_t = c.time, chosen_order = c.order;
+      area = a, chosen_t = tc.time, chosen_order = c.order;
       best_tile = &t;
       best_split = c.split;
       best_tiles = c.tiles_mn * c.split;
-      best_slots = c.slots;
+      best_slots = tc.slots;
     }
   }
   if (!best_tile) throw std::invalid_argument("gemm: no tile fits this GPU's SM");
@@ -545,8 +549,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     const auto ti = it - tiles.begin();
     if (occs[ti].slots >= 1) {
       best_tile = &*it;
-      best_tiles = cdiv(static_cast<long long>(g.m), it->m) *
-                   cdiv(static_cast<long long>(g.n), it->n) * static_cast<long long>(g.batch);
+      best_tiles = tile_count(*it);
       best_slots = occs[ti].slots;
     }
   }

@@ -1113,34 +1113,6 @@ void check_met(const std::vector<ServeSet>& sets,
   }
 }
 
-// Freeze guard of a pre-registered grid (grid.json: Ridge at 140, 150, ..., 360 us, `points` of
-// them; run 8's to 440 us, 31): the model
-// still gives it at the probes named, to 1e-12 relative (JSON's round trip of doubles; ridge
-// --json prints 17 significant digits) and the iterations exactly.
-[[maybe_unused]] void check_grid(const ServeSet& s, const std::vector<int>& probes_us,
-                                 std::size_t points = 23) {
-  std::ifstream in(s.dir + "grid.json");
-  REQUIRE(in);
-  const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
-  CHECK(grid.size() == points);
-  for (int p : probes_us) {
-    auto study = load_serve_study(s.dir + s.policy + ".yaml");
-    study.engine.host_probe_s = double(p) * 1e-6;  // as the loader reads "P us"
-    study.engine.host_probe_trace.clear();         // the grid is at one probe throughout
-    const auto now = serve_json(run_serve(study));
-    const auto& want = grid.at(std::to_string(p)).at(s.policy);
-    INFO(s.dir << " at " << p << " us");
-    CHECK(now["iterations"] == want["iterations"]);
-    CHECK(now["requests_per_s"].get<double>() ==
-          Approx(want["requests_per_s"].get<double>()).epsilon(1e-12));
-    for (const char* m : {"ttft", "tpot", "e2e"})
-      for (const char* q : {"p50_s", "p99_s"}) {
-        INFO(m << " " << q);
-        CHECK(now[m][q].get<double>() == Approx(want[m][q].get<double>()).epsilon(1e-12));
-      }
-  }
-}
-
 }  // namespace
 
 // ---- H200 serving validation, run 5 (validate/data/h200/serve5; validate/README.md, serving) ----

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hw/gpu_loader.hpp"
 #include "models/calibration.hpp"
 #include "models/records.hpp"
@@ -43,6 +45,25 @@ models::ClassStats all_of(const std::vector<models::Record>& recs) {
   return c.classes.back();
 }
 
+// The committed records of `ops` that `keep` selects: exactly `count` of them, each predicted
+// within `limit` (relative).
+template <class Keep>
+void each_within(const std::vector<std::string>& ops, Keep keep, std::size_t count, double limit) {
+  std::vector<models::Record> picked;
+  for (auto& r : committed(ops))
+    if (keep(r.params)) picked.push_back(std::move(r));
+  const auto c = models::compare(calibrated(), picked, models::Mode::kFast, false);
+  CHECK(c.rows.size() == count);
+  for (const auto& row : c.rows) {
+    INFO(row.id << " (" << row.file << "): " << row.error);
+    CHECK(std::fabs(row.error) <= limit);
+  }
+}
+
+double buffers_of(const nlohmann::json& p) {
+  return p.contains("buffers") ? p.at("buffers").get<double>() : 1;
+}
+
 }  // namespace
 
 // Before this round the 201 row records scored 5.5% median, 12.8% p90 and set 8's 24 alone 7.0% /
@@ -65,17 +86,12 @@ TEST_CASE("row kernels: all committed softmax / layernorm / rmsnorm records", "[
 // arithmetic of a lone block take these 25 records from a median signed error of -11.3% to
 // -7.6% and the largest from 33.1% to 25.6% (layernorm bf16 512 x 20480, own-set1). Limit 27%.
 TEST_CASE("row kernels: few long rows within 27%", "[validation]") {
-  auto recs = committed({"softmax", "layernorm", "rmsnorm"});
-  std::vector<models::Record> few;
-  for (auto& r : recs)
-    if (r.params.at("rows").get<double>() <= 1600 && r.params.at("cols").get<double>() >= 16384)
-      few.push_back(std::move(r));
-  const auto c = models::compare(calibrated(), few, models::Mode::kFast, false);
-  CHECK(c.rows.size() == 25);
-  for (const auto& row : c.rows) {
-    INFO(row.id << " (" << row.file << "): " << row.error);
-    CHECK(std::fabs(row.error) <= 0.27);
-  }
+  each_within(
+      {"softmax", "layernorm", "rmsnorm"},
+      [](const nlohmann::json& p) {
+        return p.at("rows").get<double>() <= 1600 && p.at("cols").get<double>() >= 16384;
+      },
+      25, 0.27);
 }
 
 // Large cold streams: read-only and write-only membw records of 256 MiB and more run at
@@ -84,37 +100,25 @@ TEST_CASE("row kernels: few long rows within 27%", "[validation]") {
 // within 3.2% of the fit; the limit, 4%, allows for kernel_startup and latency within the time).
 // Before this round they were 8-15% (reads) and 5-8% (writes) too slow, in every set.
 TEST_CASE("membw: large read-only and write-only streams at their own rates", "[validation]") {
-  auto recs = committed({"membw"});
-  std::vector<models::Record> big;
-  for (auto& r : recs) {
-    const std::string kind = r.params.at("kind").get<std::string>();
-    const double buffers = r.params.contains("buffers") ? r.params.at("buffers").get<double>() : 1;
-    if (kind != "copy" && r.params.at("bytes").get<double>() >= 256.0 * (1 << 20) && buffers <= 1)
-      big.push_back(std::move(r));
-  }
-  const auto c = models::compare(calibrated(), big, models::Mode::kFast, false);
-  CHECK(c.rows.size() == 33);
-  for (const auto& row : c.rows) {
-    INFO(row.id << " (" << row.file << "): " << row.error);
-    CHECK(std::fabs(row.error) <= 0.04);
-  }
+  each_within(
+      {"membw"},
+      [](const nlohmann::json& p) {
+        return p.at("kind").get<std::string>() != "copy" &&
+               p.at("bytes").get<double>() >= 256.0 * (1 << 20) && buffers_of(p) <= 1;
+      },
+      33, 0.04);
 }
 
 // cudaMemcpy device to device of 256 MiB and more: copy_d2d_gain (FIT, 1.058 over these 25
 // records, spread 1.046-1.068: each within 1.2% of it; limit 3%). Before: +4% to +7%, every set.
 TEST_CASE("copy d2d: large copies at the driver copy's rate", "[validation]") {
-  auto recs = committed({"copy"});
-  std::vector<models::Record> big;
-  for (auto& r : recs)
-    if (r.params.at("direction").get<std::string>() == "d2d" &&
-        r.params.at("bytes").get<double>() >= 256.0 * (1 << 20))
-      big.push_back(std::move(r));
-  const auto c = models::compare(calibrated(), big, models::Mode::kFast, false);
-  CHECK(c.rows.size() == 25);
-  for (const auto& row : c.rows) {
-    INFO(row.id << " (" << row.file << "): " << row.error);
-    CHECK(std::fabs(row.error) <= 0.03);
-  }
+  each_within(
+      {"copy"},
+      [](const nlohmann::json& p) {
+        return p.at("direction").get<std::string>() == "d2d" &&
+               p.at("bytes").get<double>() >= 256.0 * (1 << 20);
+      },
+      25, 0.03);
 }
 
 // Issue 18 round 3, second pass: a cold read stream ramps up (hbm_read_ramp 1.15 us,
@@ -122,21 +126,14 @@ TEST_CASE("copy d2d: large copies at the driver copy's rate", "[validation]") {
 // membw reads under 256 MiB (rotated buffers, footprint past L2) were -17% to +4% off (12-100
 // MiB 5-17% too fast); with the ramp each lies within 3.5% (a fit on these records: limit 4%).
 TEST_CASE("membw: cold reads under 256 MiB with the read ramp", "[validation]") {
-  auto recs = committed({"membw"});
-  std::vector<models::Record> cold;
-  for (auto& r : recs) {
-    const double bytes = r.params.at("bytes").get<double>();
-    const double buffers = r.params.contains("buffers") ? r.params.at("buffers").get<double>() : 1;
-    if (r.params.at("kind").get<std::string>() == "read" && bytes < 256.0 * (1 << 20) &&
-        bytes * buffers > 60.0 * (1 << 20))
-      cold.push_back(std::move(r));
-  }
-  const auto c = models::compare(calibrated(), cold, models::Mode::kFast, false);
-  CHECK(c.rows.size() == 18);
-  for (const auto& row : c.rows) {
-    INFO(row.id << " (" << row.file << "): " << row.error);
-    CHECK(std::fabs(row.error) <= 0.04);
-  }
+  each_within(
+      {"membw"},
+      [](const nlohmann::json& p) {
+        const double bytes = p.at("bytes").get<double>();
+        return p.at("kind").get<std::string>() == "read" && bytes < 256.0 * (1 << 20) &&
+               bytes * buffers_of(p) > 60.0 * (1 << 20);
+      },
+      18, 0.04);
 }
 
 // The same ramp on cudaMemcpy device to device (its reads are half its bytes): no d2d record
@@ -144,18 +141,12 @@ TEST_CASE("membw: cold reads under 256 MiB with the read ramp", "[validation]") 
 // worst); with the ramp -5.9% to +1.3%. Limit 6.5%. Copies under 7 MiB stay 8-16% too fast
 // (docs/accuracy.md): they are left out, not guarded.
 TEST_CASE("copy d2d: mid-size copies with the read ramp", "[validation]") {
-  auto recs = committed({"copy"});
-  std::vector<models::Record> mid;
-  for (auto& r : recs) {
-    const double bytes = r.params.at("bytes").get<double>();
-    if (r.params.at("direction").get<std::string>() == "d2d" && bytes >= 7.0 * (1 << 20) &&
-        bytes < 256.0 * (1 << 20))
-      mid.push_back(std::move(r));
-  }
-  const auto c = models::compare(calibrated(), mid, models::Mode::kFast, false);
-  CHECK(c.rows.size() == 21);
-  for (const auto& row : c.rows) {
-    INFO(row.id << " (" << row.file << "): " << row.error);
-    CHECK(std::fabs(row.error) <= 0.065);
-  }
+  each_within(
+      {"copy"},
+      [](const nlohmann::json& p) {
+        const double bytes = p.at("bytes").get<double>();
+        return p.at("direction").get<std::string>() == "d2d" && bytes >= 7.0 * (1 << 20) &&
+               bytes < 256.0 * (1 << 20);
+      },
+      21, 0.065);
 }
