@@ -301,33 +301,42 @@ def per_record(res):
     return "\n".join(out) + "\n"
 
 
-def errors_main(set_name, here, op_class, unscored, unscored_label):
-    """errors.py's command line: [--measured M] [--predicted P] [--write] [--readme]."""
+def errors_main(set_name, here, op_class, unscored, unscored_label, gpus=("h200",)):
+    """errors.py's command line: [--gpu G] [--measured M] [--predicted P] [--write] [--readme].
+
+    A set pre-registered for several GPUs (gpus, the first the default) keeps one predictions file
+    per GPU: predictions.json for the first, predictions-<gpu>.json for the others, measured under
+    validate/data/<gpu>/<set>/, scored into errors[-<gpu>].md/json and the README block
+    <!-- <set>[-<gpu>]:begin -->."""
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("--measured",
-                    default=os.path.join(ROOT, f"validate/data/h200/{set_name}/{set_name}.json"))
-    ap.add_argument("--predicted", default=os.path.join(here, "predictions.json"))
+    ap.add_argument("--gpu", choices=gpus, default=gpus[0])
+    ap.add_argument("--measured")
+    ap.add_argument("--predicted")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--readme", action="store_true")
     args = ap.parse_args()
-    res = compute(args.measured, args.predicted, op_class, unscored)
+    suffix = "" if args.gpu == gpus[0] else f"-{args.gpu}"
+    measured = args.measured or os.path.join(
+        ROOT, f"validate/data/{args.gpu}/{set_name}/{set_name}.json")
+    predicted = args.predicted or os.path.join(here, f"predictions{suffix}.json")
+    res = compute(measured, predicted, op_class, unscored)
     md = markdown(res, unscored_label)
     print(per_record(res))
     print(md)
-    cmd = f"python3 validate/prereg/{set_name}/errors.py"
+    cmd = f"python3 validate/prereg/{set_name}/errors.py" + (f" --gpu {args.gpu}" if suffix else "")
     if args.write:
-        with open(os.path.join(here, "errors.md"), "w") as f:
-            f.write(f"# {set_name}: pre-registered predictions against the measurement\n\nMade by "
-                    f"`{cmd} --write`.\n\n{md}\n{per_record(res)}")
-        with open(os.path.join(here, "errors.json"), "w") as f:
+        with open(os.path.join(here, f"errors{suffix}.md"), "w") as f:
+            f.write(f"# {set_name}{suffix}: pre-registered predictions against the measurement\n\n"
+                    f"Made by `{cmd} --write`.\n\n{md}\n{per_record(res)}")
+        with open(os.path.join(here, f"errors{suffix}.json"), "w") as f:
             json.dump(res, f, indent=1, sort_keys=True)
             f.write("\n")
     if args.readme:
         path = os.path.join(ROOT, "validate", "README.md")
         with open(path) as f:
             text = f.read()
-        b, e = f"<!-- {set_name}:begin -->\n", f"<!-- {set_name}:end -->"
+        b, e = f"<!-- {set_name}{suffix}:begin -->\n", f"<!-- {set_name}{suffix}:end -->"
         if b not in text or e not in text:
             print(f"{path}: markers {b.strip()} / {e} not found", file=sys.stderr)
             return 2

@@ -1,0 +1,36 @@
+"""Errors of the pre-registered own-program predictions (validate/prereg/own-set11).
+
+  python3 validate/prereg/own-set11/errors.py [--gpu h200|h100] [--measured M.json]
+                                             [--predicted P.json] [--write] [--readme]
+
+Set 11 is pre-registered for two GPUs, since the lent machine may be either: --gpu h200 (default)
+scores validate/data/h200/own-set11/own-set11.json against predictions.json (the calibrated H200
+overlay); --gpu h100 scores validate/data/h100/own-set11/own-set11.json against
+predictions-h100.json (the H100's datasheet figures with the H200's fitted model figures,
+configs/hw/h100-sxm5-80gb.h200-fit.yaml), into errors-h100.md/json and the block own-set11-h100. Error = (predicted - measured) / measured of
+timing.median_us (the method each case names: kernel, or per_call for host copies).
+
+The scoring rule, fixed before measuring (README.md): every case is scored. Op classes as
+`ridge calibrate` names them (models/calibration.cpp op_class: GEMMs by dtype, elementwise vs
+strided elementwise, copies by direction, else the op) except that GEMMs with a leading dimension
+(k of A and B, n of C; C is bf16 for fp8 inputs) that is not a multiple of 16 bytes form their own
+class, "gemm misaligned". Pageable copies are scored on predictions.json as it is (the fitted
+pageable rates; the host probe, run in the same call, is data only).
+Targets (issue 18 point 6): median |error| <= 5%, p90 <= 15%, every op class's median <= 10%.
+--write writes errors.md and errors.json beside this script; --readme replaces the table between
+<!-- own-set11:begin --> and <!-- own-set11:end --> in validate/README.md.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import own_prereg  # noqa: E402  (validate/prereg/own_prereg.py: the scoring all sets share)
+
+UNSCORED = ("attention",)  # no attention case in set 11; everything else is scored
+
+
+if __name__ == "__main__":
+    sys.exit(own_prereg.errors_main("own-set11", HERE, own_prereg.op_class_misaligned_apart,
+                                    UNSCORED, "none: every case is scored",
+                                    gpus=("h200", "h100")))
