@@ -7,7 +7,7 @@
 # validate/prereg/own-setN/cases.json (CASES_S seconds at most, default 100), the probe again, then
 # controls.json (committed records again). Under $OUT (the device tool returns at most 8 files):
 # own-setN.json, controls.json (records), host-probe-before.json, host-probe-after.json,
-# clocks-100ms.csv, and aux.tar.gz (nvidia-smi -q, clocks at start and end, versions, build logs,
+# clocks-100ms.csv, launch-probe.json (where the set has a host_launch_probe.json), and aux.tar.gz (nvidia-smi -q, clocks at start and end, versions, build logs,
 # the runs' logs). Run from a directory holding validate/ (sources), cases.json and controls.json
 # at validate/prereg/own-setN/ and host_probe.cu at validate/prereg/own-set3/. Sets 3, 4 and 7
 # keep the scripts they ran with (their run_device.sh), of which this is set 7's, parameterized.
@@ -60,6 +60,14 @@ $NVCC -O2 -o "$BUILD"/host_probe validate/prereg/own-set3/host_probe.cu > "$AUX/
 log "host probe build rc=$?"
 log "host probe (before)"
 "$BUILD"/host_probe "$OUT/host-probe-before.json" 2>&1 | tee "$AUX/probe-before.log"
+if [ -f "validate/prereg/$SET/host_launch_probe.json" ]; then
+  # From own-set12 on: the host's eager launch period, measured just before the cases; the launch
+  # cases are scored at it (the set's README says how).
+  log "host launch probe"
+  timeout -k 5 20 "$BUILD"/ridge-bench --cases validate/prereg/$SET/host_launch_probe.json \
+    --out "$OUT/launch-probe.json" 2>&1 | tee "$AUX/launch-probe.log"
+  log "host launch probe rc=$?"
+fi
 log "cases"
 timeout -k 5 "$CASES_S" "$BUILD"/ridge-bench --cases validate/prereg/$SET/cases.json \
   --out "$OUT/$SET.json" 2>&1 | tee "$AUX/cases.log"
