@@ -301,13 +301,53 @@ def per_record(res):
     return "\n".join(out) + "\n"
 
 
-def errors_main(set_name, here, op_class, unscored, unscored_label, gpus=("h200",)):
+def launch_conditioned(pred_path, table_path, probe_path, out_path):
+    """Writes to out_path the predictions of pred_path with every launch case replaced by the
+    pre-registered launch table's prediction at the host's measured launch cost (launch_table.py
+    says how): h is where the table's probe prediction equals the measured probe (linear between
+    the table's columns; the probe, the mean of its runs just before and just after the cases, must
+    lie inside the table), and each launch case is the table's value at h. Returns (h in us, the probe's measured us per kernel)."""
+    with open(table_path) as f:
+        table = json.load(f)
+    with open(probe_path) as f:
+        probe = json.load(f)["records"]
+    want = table["probe"][0].split("/", 1)[1]
+    runs = [r["timing"]["median_us"] for r in probe if r["id"].split("/", 1)[1] == want]
+    if len(table["probe"]) != 1 or len(runs) != 2:
+        raise SystemExit(f"{probe_path}: two runs of {want} (before/ and after/) expected")
+    measured = (runs[0] + runs[1]) / 2
+    hosts, col = table["host_launch_us"], table["cases"][table["probe"][0]]
+    if not col[0] <= measured <= col[-1]:
+        raise SystemExit(f"{probe_path}: probe {measured} us per kernel outside the table "
+                         f"({col[0]}-{col[-1]} us)")
+    i = max(j for j in range(len(col) - 1) if col[j] <= measured)
+    w = (measured - col[i]) / (col[i + 1] - col[i])
+    h = hosts[i] + w * (hosts[i + 1] - hosts[i])
+    with open(pred_path) as f:
+        pred = json.load(f)
+    for r in pred["records"]:
+        if r["id"].startswith("launch/"):
+            v = table["cases"][r["id"]]
+            r["timing"]["median_us"] = v[i] + w * (v[i + 1] - v[i])
+    with open(out_path, "w") as f:
+        json.dump(pred, f, indent=1)
+        f.write("\n")
+    return h, measured
+
+
+def errors_main(set_name, here, op_class, unscored, unscored_label, gpus=("h200",),
+                launch_probe=False):
     """errors.py's command line: [--gpu G] [--measured M] [--predicted P] [--write] [--readme].
 
     A set pre-registered for several GPUs (gpus, the first the default) keeps one predictions file
     per GPU: predictions.json for the first, predictions-<gpu>.json for the others, measured under
     validate/data/<gpu>/<set>/, scored into errors[-<gpu>].md/json and the README block
-    <!-- <set>[-<gpu>]:begin -->."""
+    <!-- <set>[-<gpu>]:begin -->.
+
+    launch_probe (own-set12 on): the launch cases are scored at the host's measured launch cost
+    (launch_conditioned: launch_table[-<gpu>].json beside the predictions, the probe
+    launch-probe.json beside the measurement); --host-blind scores the predictions file as it is,
+    into errors[-<gpu>]-host-blind.md/json and the README block <set>[-<gpu>]-host-blind."""
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpu", choices=gpus, default=gpus[0])
@@ -315,16 +355,36 @@ def errors_main(set_name, here, op_class, unscored, unscored_label, gpus=("h200"
     ap.add_argument("--predicted")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--readme", action="store_true")
+    if launch_probe:
+        ap.add_argument("--host-blind", action="store_true")
+        ap.add_argument("--probe")
     args = ap.parse_args()
     suffix = "" if args.gpu == gpus[0] else f"-{args.gpu}"
     measured = args.measured or os.path.join(
         ROOT, f"validate/data/{args.gpu}/{set_name}/{set_name}.json")
     predicted = args.predicted or os.path.join(here, f"predictions{suffix}.json")
+    note = ""
+    if launch_probe and args.host_blind:
+        suffix += "-host-blind"
+        note = ("Launch cases scored on the predictions file as it is (host-blind: the overlay's "
+                "launch cost).\n\n")
+    elif launch_probe:
+        import tempfile
+        probe = args.probe or os.path.join(os.path.dirname(measured), "launch-probe.json")
+        table = os.path.join(here, f"launch_table{suffix}.json")
+        tmp = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+        h, m = launch_conditioned(predicted, table, probe, tmp)
+        predicted = tmp
+        note = (f"Launch cases scored at the host's measured launch cost (the pre-registered rule): "
+                f"probe {m:.3f} us per kernel -> host_launch_cuda {h:.3f} us, each launch case read "
+                f"off launch_table{suffix.replace('-host-blind', '')}.json at it.\n\n")
     res = compute(measured, predicted, op_class, unscored)
-    md = markdown(res, unscored_label)
+    md = note + markdown(res, unscored_label)
     print(per_record(res))
     print(md)
-    cmd = f"python3 validate/prereg/{set_name}/errors.py" + (f" --gpu {args.gpu}" if suffix else "")
+    cmd = f"python3 validate/prereg/{set_name}/errors.py" + (
+        f" --gpu {args.gpu}" if args.gpu != gpus[0] else "") + (
+        " --host-blind" if launch_probe and args.host_blind else "")
     if args.write:
         with open(os.path.join(here, f"errors{suffix}.md"), "w") as f:
             f.write(f"# {set_name}{suffix}: pre-registered predictions against the measurement\n\n"

@@ -7,8 +7,8 @@
 # validate/prereg/own-setN/cases.json (CASES_S seconds at most, default 100), the probe again, then
 # controls.json (committed records again). Under $OUT (the device tool returns at most 8 files):
 # own-setN.json, controls.json (records), host-probe-before.json, host-probe-after.json,
-# clocks-100ms.csv, launch-probe.json (where the set has a host_launch_probe.json), and aux.tar.gz (nvidia-smi -q, clocks at start and end, versions, build logs,
-# the runs' logs). Run from a directory holding validate/ (sources), cases.json and controls.json
+# clocks-100ms.csv, launch-probe.json (sets with a host_launch_probe.json), and aux.tar.gz
+# (nvidia-smi -q, clocks at start and end, versions, build logs, the runs' logs). Run from a directory holding validate/ (sources), cases.json and controls.json
 # at validate/prereg/own-setN/ and host_probe.cu at validate/prereg/own-set3/. Sets 3, 4 and 7
 # keep the scripts they ran with (their run_device.sh), of which this is set 7's, parameterized.
 set -u -o pipefail
@@ -60,18 +60,34 @@ $NVCC -O2 -o "$BUILD"/host_probe validate/prereg/own-set3/host_probe.cu > "$AUX/
 log "host probe build rc=$?"
 log "host probe (before)"
 "$BUILD"/host_probe "$OUT/host-probe-before.json" 2>&1 | tee "$AUX/probe-before.log"
-if [ -f "validate/prereg/$SET/host_launch_probe.json" ]; then
-  # From own-set12 on: the host's eager launch period, measured just before the cases; the launch
-  # cases are scored at it (the set's README says how).
-  log "host launch probe"
-  timeout -k 5 20 "$BUILD"/ridge-bench --cases validate/prereg/$SET/host_launch_probe.json \
-    --out "$OUT/launch-probe.json" 2>&1 | tee "$AUX/launch-probe.log"
-  log "host launch probe rc=$?"
-fi
+# From own-set12 on: the host's eager launch period, measured just before and just after the
+# cases (validate/prereg/own-setN/host_launch_probe.json); the launch cases are scored at it (the
+# set's README says how). Both runs go into launch-probe.json, ids prefixed before/ and after/.
+PROBE="validate/prereg/$SET/host_launch_probe.json"
+launch_probe() {
+  log "host launch probe ($1)"
+  timeout -k 5 20 "$BUILD"/ridge-bench --cases "$PROBE" --out "$AUX/launch-probe-$1.json" 2>&1 |
+    tee "$AUX/launch-probe-$1.log"
+  log "host launch probe ($1) rc=$?"
+}
+[ -f "$PROBE" ] && launch_probe before
 log "cases"
 timeout -k 5 "$CASES_S" "$BUILD"/ridge-bench --cases validate/prereg/$SET/cases.json \
   --out "$OUT/$SET.json" 2>&1 | tee "$AUX/cases.log"
 log "cases rc=$?"
+if [ -f "$PROBE" ]; then
+  launch_probe after
+  python3 - "$AUX" "$OUT/launch-probe.json" <<'PY'
+import json, sys
+aux, out = sys.argv[1], sys.argv[2]
+docs = {w: json.load(open(f"{aux}/launch-probe-{w}.json")) for w in ("before", "after")}
+doc = docs["before"]
+doc["records"] = [dict(r, id=f"{w}/{r['id']}") for w in ("before", "after")
+                  for r in docs[w]["records"]]
+json.dump(doc, open(out, "w"), indent=1)
+PY
+  log "launch-probe.json rc=$?"
+fi
 log "host probe (after)"
 "$BUILD"/host_probe "$OUT/host-probe-after.json" 2>&1 | tee "$AUX/probe-after.log"
 log "controls"
