@@ -51,12 +51,48 @@ struct SetErrors {
   std::map<std::string, std::vector<double>> by_class;
 };
 
+/// From own-set12 on, the launch cases are scored at the host's measured launch cost
+/// (validate/prereg/own_prereg.py launch_conditioned, written out again here): the probe's two
+/// runs (before/ and after/ the cases) are averaged, the host cost h is where the pre-registered
+/// launch table's probe column equals that mean (linear between columns), and every launch case's
+/// prediction is the table's value at h. Returns the predictions by id, launch cases replaced.
+inline std::map<std::string, double> launch_conditioned(std::map<std::string, double> pred,
+                                                        const std::string& table_path,
+                                                        const std::string& probe_path) {
+  const auto table = read_json(table_path);
+  const auto probe = read_json(probe_path);
+  REQUIRE(table.at("probe").size() == 1);
+  const std::string probe_id = table.at("probe")[0];
+  const std::string want = probe_id.substr(probe_id.find('/') + 1);
+  std::vector<double> runs;
+  for (const auto& r : probe.at("records")) {
+    const std::string id = r.at("id");
+    if (id.substr(id.find('/') + 1) == want) runs.push_back(r.at("timing").at("median_us"));
+  }
+  REQUIRE(runs.size() == 2);
+  const double m = (runs[0] + runs[1]) / 2;
+  const std::vector<double> col = table.at("cases").at(probe_id);
+  REQUIRE(col.front() <= m);
+  REQUIRE(m <= col.back());
+  size_t i = 0;
+  while (i + 2 < col.size() && col[i + 1] <= m) ++i;
+  const double w = (m - col[i]) / (col[i + 1] - col[i]);
+  for (auto& [id, v] : pred) {
+    if (id.rfind("launch/", 0) != 0) continue;
+    const std::vector<double> c = table.at("cases").at(id);
+    v = c[i] + w * (c[i + 1] - c[i]);
+  }
+  return pred;
+}
+
 inline SetErrors score_set(const std::string& measured_path, const std::string& predicted_path,
-                           const std::string& unscored = "") {
+                           const std::string& unscored = "", const std::string& launch_table = "",
+                           const std::string& launch_probe = "") {
   const auto measured = read_json(measured_path);
   const auto pred = read_json(predicted_path);
   std::map<std::string, double> p;
   for (const auto& r : pred.at("records")) p[r.at("id")] = r.at("timing").at("median_us");
+  if (!launch_table.empty()) p = launch_conditioned(std::move(p), launch_table, launch_probe);
   SetErrors out;
   for (const auto& r : measured.at("records")) {
     const double m = r.at("timing").at("median_us");

@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "models/records.hpp"
@@ -67,4 +70,30 @@ TEST_CASE("own-set11 pre-registered: the fifteen classes within 10% (guard)",
     CHECK(models::percentile(v, 50) <= 0.10);
   }
   CHECK(n == 15);
+}
+
+// The launch conditioning that scores own-set12 on (own_sets::launch_conditioned, the C++ copy of
+// own_prereg.launch_conditioned) on a two-column table worked by hand: probe runs 3.1 and 3.3 us
+// average 3.2, which lies 0.4 of the way from the probe column's 3.0 to 3.5, so a launch case whose
+// column reads 2.0 and 3.0 is predicted 2.0 + 0.4 x 1.0 = 2.4 us; a case that is not a launch
+// keeps its prediction.
+TEST_CASE("own sets: launch cases are read off the table at the probe's host cost",
+          "[unit][own-set12]") {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string table = dir + "/launch_table_unit_test.json";
+  const std::string probe = dir + "/launch_probe_unit_test.json";
+  {
+    std::ofstream t(table);
+    t << R"({"host_launch_us": [3.0, 3.5], "probe": ["probe/launch/eager/2000"],
+             "cases": {"probe/launch/eager/2000": [3.0, 3.5], "launch/eager/10": [2.0, 3.0]}})";
+    std::ofstream p(probe);
+    p << R"({"records": [{"id": "before/launch/eager/2000", "timing": {"median_us": 3.1}},
+                         {"id": "after/launch/eager/2000", "timing": {"median_us": 3.3}}]})";
+  }
+  const auto out =
+      own_sets::launch_conditioned({{"launch/eager/10", 9.0}, {"gemm/x", 5.0}}, table, probe);
+  CHECK(out.at("launch/eager/10") == Approx(2.4));
+  CHECK(out.at("gemm/x") == 5.0);
+  std::remove(table.c_str());
+  std::remove(probe.c_str());
 }
