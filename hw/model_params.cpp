@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 73> kParams = {{
+constexpr std::array<ModelParamDecl, 75> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -45,6 +45,23 @@ constexpr std::array<ModelParamDecl, 73> kParams = {{
      "time a cold HBM read stream loses while the memory pipeline fills (at most)"},
     {"hbm_read_ramp_bytes", Dimension::kBytes, 16.0 * 1024 * 1024, 1.0, 1e12,
      "bytes read over which the cold read stream's loss grows to hbm_read_ramp"},
+    // A loop that loads one element per thread per iteration and does not unroll (validate/'s
+    // ew_strided_kernel: each warp issues its next load only after its last one returned) runs no
+    // faster than iterations x this latency, however little it moves: the cold stride-2 and
+    // stride-3 elementwise records (4-6 byte gaps, 4-16 bytes of sectors per element) take
+    // 0.58 us per grid-stride iteration from 4 to 112 iterations (validate/data/h200 own-set7
+    // and 9-11, kernels.json 2^24, own-set2 3e7), ~1.9 TB/s of read sectors where the HBM bound
+    // is 4 TB/s. Near the bandwidth bound the two overlap in part: each wave's memory time is
+    // (bw^p + chain^p)^(1/p), p = serial_load_blend. BOTH FITS: least squares on log time over
+    // the 120 cold strided elementwise records of kernels.json and own-set1..11 (grid p 2, 3, 4
+    // x latency 0.30-0.90 us: p 3, 0.59 us, rms 0.052; p 2 wants 0.46 us, rms 0.057; p 4 0.64
+    // us, 0.052); leaving one set out, 0.58-0.625 us (docs/accuracy.md, round 6). The figure is
+    // near the 480-570 ns HBM pointer-chase latency published for H100 (the default
+    // hbm_latency's source), above the calibrated overlay's 333 ns (an unloaded figure).
+    {"serial_load_latency", Dimension::kTime, 0.59e-6, 0.0, 10e-6,
+     "time per iteration of a loop whose loads wait on each other (one element per thread)"},
+    {"serial_load_blend", Dimension::kCount, 3.0, 1.0, 16.0,
+     "exponent of the p-norm joining a serial load chain to the bandwidth time"},
     // Strided reads on the H200 whose elements are 64 B or more apart take twice the time their
     // 32-byte sectors predict (validate/data/h200/kernels.json, stride 16-32 fp32 and 32 bf16):
     // HBM is read in 64-byte atoms.

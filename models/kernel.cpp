@@ -314,6 +314,7 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   s.block_dispatch_s = k.block_dispatch;
   if (d.read_ramp)
     s.read_ramp_s = hbm_read_ramp_s(gpu, static_cast<double>(d.grid) * reads * read_fraction);
+  if (d.serial_chain_s > 0) s.serial_blend = gpu.param("serial_load_blend");
   return s;
 }
 
@@ -336,9 +337,20 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
       const double hbm = static_cast<double>(blocks) * s.hbm_bytes / s.hbm_bw;
       const double lat = d.overlapped_waves ? 0.0 : mem_latency;
       const double top = std::max({cap, port, l2, hbm});
-      mem = top + lat;
+      double busy_mem = top;
+      // A chain of dependent loads per thread (serial_chain_s) and the bandwidth bound, each
+      // alone a floor, overlap only in part near their crossing: a p-norm of the two (p =
+      // serial_load_blend) rather than their max (see hw/model_params.cpp serial_load_latency).
+      const bool chained = d.serial_chain_s > 0 && s.serial_blend > 0;
+      if (chained) {
+        const double p = s.serial_blend;
+        busy_mem = std::pow(std::pow(top, p) + std::pow(d.serial_chain_s, p), 1.0 / p);
+      }
+      mem = busy_mem + lat;
       if (compute < mem) {
-        if (top == hbm)
+        if (chained && d.serial_chain_s >= top)
+          t_latency += count * mem;
+        else if (top == hbm)
           t_hbm += count * mem;
         else if (top == cap)
           t_latency += count * mem;

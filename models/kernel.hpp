@@ -77,6 +77,11 @@ struct KernelDesc {
   /// A stream that reads HBM from a cold start (contiguous streaming and row kernels): its first
   /// reads come while the memory pipeline fills, at less than the full rate (hbm_read_ramp).
   bool read_ramp = false;
+  /// A loop whose every thread issues its next load only once its last one has returned (one
+  /// element per thread per iteration, not unrolled: validate/'s strided elementwise kernel):
+  /// the length of that chain, iterations x serial_load_latency. Each wave's memory time is the
+  /// serial_load_blend-norm of it and the bandwidth/in-flight time (kernel.cpp). 0: none.
+  double serial_chain_s = 0;
 };
 
 /// Time a cold HBM read stream of `hbm_read_bytes` loses while the memory pipeline fills
@@ -137,6 +142,7 @@ struct KernelSetup {
   double l2_latency_s = 0, hbm_latency_s = 0;
   double block_dispatch_s = 0;  ///< an SM launches one block per this (block_dispatch)
   double read_ramp_s = 0;       ///< once per kernel: the cold HBM read stream's ramp
+  double serial_blend = 3;      ///< exponent joining desc.serial_chain_s to the memory time
   /// Per-block memory rate cap (B/s) when `n` blocks of this kernel share an SM.
   double block_cap(int n) const;
 };

@@ -923,6 +923,15 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
         d.name += fmt::format(" l2-hit{:.2f}", hit);
       }
     }
+    // ew_strided_kernel (validate/suite_elementwise.cu) loads one element per thread per
+    // grid-stride iteration and its loop is not unrolled: a thread's next load waits for its last,
+    // so the kernel takes at least its iteration count times serial_load_latency (a FIT,
+    // hw/model_params.cpp), which binds where few bytes move per load (gaps under a sector). Cold
+    // reads only: the L2-resident cases above keep their fitted L2 costs.
+    if (stride > 1 && d.unique_read_bytes != 0) {
+      const double iters = std::ceil(op.f("n") / (static_cast<double>(d.grid) * d.block));
+      d.serial_chain_s = iters * gpu.param("serial_load_latency");
+    }
     OpPlan p;
     p.kernels.push_back({d, 1});
     return p;
