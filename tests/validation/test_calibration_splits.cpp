@@ -141,10 +141,11 @@ TEST_CASE("extrapolation: the largest quarter of each H200 sweep, predicted from
   hw::GpuSpec gpu = hw::find_gpu("h200");
   gpu.model["kernel_gap"] = 0.0;
   const auto split = models::extrapolation_splits(records, 0.25).front();
-  const auto res = models::calibrate(
-      gpu, records, models::Mode::kFast, split,
-      {"kernel_gap", "loads_in_flight_per_warp", "simt_tile_staging", "hbm_read_stream_gain",
-       "hbm_write_stream_gain", "copy_d2d_gain", "hbm_read_ramp", "hbm_read_ramp_bytes"});
+  const auto res =
+      models::calibrate(gpu, records, models::Mode::kFast, split,
+                        {"kernel_gap", "loads_in_flight_per_warp", "simt_tile_staging",
+                         "hbm_read_stream_gain", "hbm_write_stream_gain", "copy_d2d_gain",
+                         "hbm_read_ramp", "hbm_read_ramp_bytes", "row_block_dispatch"});
   const auto c = models::compare_held_out(models::apply_calibration(gpu, res), records,
                                           models::Mode::kFast, split);
   const auto& all = c.classes.back();
