@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 75> kParams = {{
+constexpr std::array<ModelParamDecl, 76> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -62,6 +62,18 @@ constexpr std::array<ModelParamDecl, 75> kParams = {{
      "time per iteration of a loop whose loads wait on each other (one element per thread)"},
     {"serial_load_blend", Dimension::kCount, 3.0, 1.0, 16.0,
      "exponent of the p-norm joining a serial load chain to the bandwidth time"},
+    // Row kernels of many short rows (validate/suite_rows.cu: one 32-thread block per row of at
+    // most 512 bytes, 32 blocks resident per SM) are bound by the rate at which an SM starts and
+    // retires blocks, whatever the op, dtype or bytes: their time is a straight line in rows per
+    // SM, 80.0 ns per block (intercept 4.1 us, every record within 1.2% of the line). A FIT: least
+    // squares slope over the 18 such records of 30000-300000 rows (validate/data/h200
+    // own-set1..4 and 7..11); leaving one set out gives 79.9-80.2 ns. The calibrated
+    // block_dispatch (90 ns) was fitted by `ridge calibrate` on 4 records, three of them
+    // kernels.json's four-wave softmax of 16384 rows, where the kernel's start and drain share the
+    // time with the slope; it stays for every other kernel. Held by --fix in
+    // scripts/update-fidelity-tables.sh.
+    {"row_block_dispatch", Dimension::kTime, 80.0e-9, 0.0, 5e-6,
+     "time an SM takes per block of a row kernel (the slope of many one-warp row blocks)"},
     // Strided reads on the H200 whose elements are 64 B or more apart take twice the time their
     // 32-byte sectors predict (validate/data/h200/kernels.json, stride 16-32 fp32 and 32 bf16):
     // HBM is read in 64-byte atoms.

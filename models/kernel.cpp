@@ -311,7 +311,9 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
     if (writes <= 0) s.hbm_bw *= gpu.param("hbm_read_stream_gain");
     if (r <= 0) s.hbm_bw *= gpu.param("hbm_write_stream_gain");
   }
-  s.block_dispatch_s = k.block_dispatch;
+  // Row kernels (the only ones with overlapped_waves) start and retire their blocks at
+  // row_block_dispatch per block (hw/model_params.cpp), the slope of their short-row records.
+  s.block_dispatch_s = d.overlapped_waves ? gpu.param("row_block_dispatch") : k.block_dispatch;
   if (d.read_ramp)
     s.read_ramp_s = hbm_read_ramp_s(gpu, static_cast<double>(d.grid) * reads * read_fraction);
   if (d.serial_chain_s > 0) s.serial_blend = gpu.param("serial_load_blend");
@@ -326,6 +328,9 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   double t_compute = 0, t_latency = 0, t_l2 = 0, t_hbm = 0;
   // The latency a wave's first loads wait: HBM's when the kernel reads HBM, else L2's.
   const double mem_latency = s.hbm_bytes > 0 ? s.hbm_latency_s : s.l2_latency_s;
+  // A kernel of one wave starts all its blocks together (within n x block_dispatch per SM): they
+  // load, reduce and store in step, so no block's transfers cover another's arithmetic.
+  const bool lockstep = d.grid <= s.slots;
   auto wave = [&](long long blocks, double count) {
     const int n = static_cast<int>((blocks + s.sms - 1) / s.sms);  // busiest SM, breadth-first
     const double compute = n * s.compute_s;
@@ -362,8 +367,9 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
     // The SM launches its n blocks block_dispatch apart: a wave lasts at least that long.
     // A row block loads its row, reduces it and then stores it: its own arithmetic cannot overlap
     // its own transfers, only the other n - 1 blocks' on the SM. Of the shorter of the two, the
-    // share 1 / n stays exposed (all of it with one block per SM).
-    const double overlap_loss = d.overlapped_waves ? std::min(compute, mem) / n : 0.0;
+    // share 1 / n stays exposed (all of it with one block per SM, or in a one-wave kernel).
+    const double overlap_loss =
+        d.overlapped_waves ? std::min(compute, mem) / (lockstep ? 1 : n) : 0.0;
     const double busy = std::max(compute, mem) + overlap_loss, dispatch = n * s.block_dispatch_s;
     if (dispatch > busy) t_latency += count * (dispatch - busy);
     e.compute_s += count * compute;
