@@ -77,6 +77,10 @@ struct KernelDesc {
   /// A stream that reads HBM from a cold start (contiguous streaming and row kernels): its first
   /// reads come while the memory pipeline fills, at less than the full rate (hbm_read_ramp).
   bool read_ramp = false;
+  /// Blocks an SM must hold to run its arithmetic at the full rate: a wave that leaves fewer on
+  /// its busiest SM lasts as long as one with this many (1: a lone block runs at the SM's rate).
+  /// The 4-warp sm_80-class GEMM tile (models/op_library.cpp kSm80) needs 2.
+  int full_rate_blocks = 1;
 };
 
 /// Time a cold HBM read stream of `hbm_read_bytes` loses while the memory pipeline fills
