@@ -267,6 +267,10 @@ constexpr std::array<ModelParamDecl, 76> kParams = {{
     // fp16/bf16 records with 4- or 8-byte rows (own-set1 1, own-set2 2, own-set3 4, own-set4 4;
     // grid 0.300-0.420 in steps of 0.004 through `ridge predict` on the calibrated H200) gives
     // 0.356; left one set out, 0.348-0.360. (0.36 before split-K was opened to these kernels.)
+    // Round 6 (a wave of lone 4-warp 128x128 CTAs priced as a full one, KernelDesc::
+    // full_rate_blocks) moves only short last waves; the same least squares over the 21 16-bit
+    // algo-23 records of own-set1..11 is still lowest at 0.356 (grid 0.340-0.380 in steps of
+    // 0.008; left one set out 0.348-0.356; docs/accuracy.md), so it stays.
     {"gemm_unaligned_tensor_fraction", Dimension::kFraction, 0.356, 0.01, 1.0,
      "tensor efficiency of GEMMs with 4- or 8-byte-aligned rows over the 16-byte-aligned ones'"},
     // Rows of k only 2-byte aligned (an odd k of 16-bit elements: A and B) cannot use cp.async

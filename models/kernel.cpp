@@ -333,7 +333,7 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   const bool lockstep = d.grid <= s.slots;
   auto wave = [&](long long blocks, double count) {
     const int n = static_cast<int>((blocks + s.sms - 1) / s.sms);  // busiest SM, breadth-first
-    const double compute = n * s.compute_s;
+    const double compute = std::max(n, d.full_rate_blocks) * s.compute_s;
     double mem = 0;
     if (s.l2_bytes > 0) {
       const double cap = s.l2_bytes / s.block_cap(n);

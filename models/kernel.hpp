@@ -82,6 +82,10 @@ struct KernelDesc {
   /// the length of that chain, iterations x serial_load_latency. Each wave's memory time is the
   /// serial_load_blend-norm of it and the bandwidth/in-flight time (kernel.cpp). 0: none.
   double serial_chain_s = 0;
+  /// Blocks an SM must hold to run its arithmetic at the full rate: a wave that leaves fewer on
+  /// its busiest SM lasts as long as one with this many (1: a lone block runs at the SM's rate).
+  /// The 4-warp sm_80-class GEMM tile (models/op_library.cpp kSm80) needs 2.
+  int full_rate_blocks = 1;
 };
 
 /// Time a cold HBM read stream of `hbm_read_bytes` loses while the memory pipeline fills

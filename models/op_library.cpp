@@ -202,6 +202,13 @@ KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, cons
   d.inflight_bytes_per_block = d.shared_bytes;
   d.overhead_s = kp.gemm_tile_overhead;
   d.persistent = g.persistent;
+  // The sm_80-class kernels (misaligned rows: kSm80) issue mma.sync from every warp and hide its
+  // latency and their shared-memory loads with a second warp on each of the SM's four schedulers:
+  // eight warps per SM. The 4-warp 128x128 tile gets them only from two resident CTAs, so a wave
+  // that leaves one CTA on an SM (a partial last wave) runs it at about half the SM's rate and
+  // lasts as long as a full wave. No parameter: 8 warps per SM is the 8-warp 128x256 tile's count.
+  if (g.cublas && g.tensor && g.tensor_scale != 1.0)
+    d.full_rate_blocks = std::max(1, 8 / std::max(1, t.threads / 32));
   return d;
 }
 
