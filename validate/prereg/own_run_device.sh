@@ -7,7 +7,8 @@
 # validate/prereg/own-setN/cases.json (CASES_S seconds at most, default 100), the probe again, then
 # controls.json (committed records again). Under $OUT (the device tool returns at most 8 files):
 # own-setN.json, controls.json (records), host-probe-before.json, host-probe-after.json,
-# clocks-100ms.csv, launch-probe.json (sets with a host_launch_probe.json), and aux.tar.gz
+# clocks-100ms.csv, launch-probe.json (sets with a host_launch_probe.json; from own-set13 on the
+# launch cases run apart, between its two runs), and aux.tar.gz
 # (nvidia-smi -q, clocks at start and end, versions, build logs, the runs' logs). Run from a directory holding validate/ (sources), cases.json and controls.json
 # at validate/prereg/own-setN/ and host_probe.cu at validate/prereg/own-set3/. Sets 3, 4 and 7
 # keep the scripts they ran with (their run_device.sh), of which this is set 7's, parameterized.
@@ -70,13 +71,55 @@ launch_probe() {
     tee "$AUX/launch-probe-$1.log"
   log "host launch probe ($1) rc=$?"
 }
-[ -f "$PROBE" ] && launch_probe before
-log "cases"
-timeout -k 5 "$CASES_S" "$BUILD"/ridge-bench --cases validate/prereg/$SET/cases.json \
-  --out "$OUT/$SET.json" 2>&1 | tee "$AUX/cases.log"
-log "cases rc=$?"
-if [ -f "$PROBE" ]; then
+# From own-set13 on (the probe file says "bracket_launch_cases": true): the launch cases run as a
+# ridge-bench call of their own directly between the two probes, seconds apart, after the other
+# cases; own-set12's host moved 30% between probes a minute apart. own-setN.json still lists every
+# case, in cases.json's order.
+BRACKET=0
+[ -f "$PROBE" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("bracket_launch_cases") else 1)' "$PROBE" && BRACKET=1
+split_cases() {
+  python3 - "validate/prereg/$SET/cases.json" "$AUX" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for name, keep in (("rest", lambda r: r["op"] != "launch"), ("launch", lambda r: r["op"] == "launch")):
+    json.dump(dict(doc, records=[r for r in doc["records"] if keep(r)]),
+              open(f"{sys.argv[2]}/cases-{name}.json", "w"), indent=1)
+PY
+}
+merge_cases() {
+  python3 - "validate/prereg/$SET/cases.json" "$AUX/rest.json" "$AUX/launch.json" "$OUT/$SET.json" <<'PY'
+import json, sys
+order = [r["id"] for r in json.load(open(sys.argv[1]))["records"]]
+docs = [json.load(open(f)) for f in sys.argv[2:4]]
+got = {r["id"]: r for d in docs for r in d["records"]}
+out = dict(docs[0], records=[got[i] for i in order if i in got])
+json.dump(out, open(sys.argv[4], "w"), indent=1)
+print(f"{len(out['records'])} of {len(order)} cases in {sys.argv[4]}")
+PY
+}
+if [ "$BRACKET" = 1 ]; then
+  split_cases
+  log "cases (all but launches)"
+  timeout -k 5 "$CASES_S" "$BUILD"/ridge-bench --cases "$AUX/cases-rest.json" \
+    --out "$AUX/rest.json" 2>&1 | tee "$AUX/cases.log"
+  log "cases rc=$?"
+  launch_probe before
+  log "launch cases"
+  timeout -k 5 60 "$BUILD"/ridge-bench --cases "$AUX/cases-launch.json" \
+    --out "$AUX/launch.json" 2>&1 | tee "$AUX/cases-launch.log"
+  log "launch cases rc=$?"
   launch_probe after
+  merge_cases
+  log "merge rc=$?"
+else
+  [ -f "$PROBE" ] && launch_probe before
+  log "cases"
+  timeout -k 5 "$CASES_S" "$BUILD"/ridge-bench --cases validate/prereg/$SET/cases.json \
+    --out "$OUT/$SET.json" 2>&1 | tee "$AUX/cases.log"
+  log "cases rc=$?"
+  [ -f "$PROBE" ] && launch_probe after
+fi
+if [ -f "$PROBE" ]; then
   python3 - "$AUX" "$OUT/launch-probe.json" <<'PY'
 import json, sys
 aux, out = sys.argv[1], sys.argv[2]
