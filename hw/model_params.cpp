@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 76> kParams = {{
+constexpr std::array<ModelParamDecl, 77> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -257,6 +257,22 @@ constexpr std::array<ModelParamDecl, 76> kParams = {{
     // left one set out 15-25); own-set8 then predicted the fp32 class at 9.0% median.
     {"simt_tile_staging", Dimension::kCount, 25.0, 0.0, 1000.0,
      "SIMT GEMM tile's staging cost per k step, in FFMA issue slots per operand row or column"},
+    // SIMT (fp32) GEMMs: the rate at which a wave of CTAs stores its output tiles (m x n x 4
+    // bytes each) after its k loop, a cost the model charges per wave on top of its arithmetic
+    // (models/op_library.cpp gemm_desc; issue 18, round 7). cuBLAS's sm80 ffma kernels run one
+    // output tile per CTA without a persistent loop, and a wave's CTAs finish their k loops
+    // together, so no arithmetic hides the store. On cuBLAS's own tile and split-K the fp32
+    // records with k <= 1024 ran 5-9 us per wave slower than the arithmetic-and-overlapped-memory
+    // model (own-set9 3136x1024x256, own-set10 8192x1024x256 and 4096x768x128, own-set11
+    // 6144x2048x512, own-set12 6272x1024x256), about a wave's 17 MB of output at 2-3.5 TB/s.
+    // 3.0 TB/s is a FIT: least squares in log over the 128 algo-55 fp32 GEMM records of
+    // validate/data/h200 gemm.json and own-set1..4, 7-12 (`ridge predict` on the calibrated
+    // H200, grid 2.0-5.0 TB/s) is flat at 2.5-3.25 (rms log error 0.0811-0.0814; 0.0972 without
+    // the charge); 3.0 is the middle. Leaving one data set out picks 2.5 or 3.0 every time.
+    // Below the HBM write-stream rate (4.3 TB/s on the H200): the store burst is a lockstep one
+    // of scalar fp32 stores. 0 turns the charge off.
+    {"simt_epilogue_bandwidth", Dimension::kBandwidth, 3.0e12, 0.0, 100e12,
+     "rate at which a wave of SIMT GEMM CTAs stores its output tiles after the k loop"},
     {"vector_efficiency", Dimension::kFraction, 0.70, 0.05, 1.0,
      "fraction of CUDA-core peak reached by non-GEMM arithmetic (elementwise, reductions)"},
     // A GEMM tile's fixed cost: prologue (first loads, pipeline fill) and epilogue (write-back).

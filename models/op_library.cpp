@@ -105,6 +105,9 @@ struct GemmShape {
   // Factor on the tensor-core efficiency: 1, or below it for the pre-Hopper kernels cuBLASLt falls
   // back to when a leading dimension is not a multiple of 16 bytes (unaligned_tensor_scale).
   double tensor_scale = 1.0;
+  // SIMT (fp32) GEMMs: the rate at which a wave of CTAs writes its output tiles after its k loop
+  // (simt_epilogue_bandwidth; 0: not charged). Set by plan_gemm.
+  double simt_epilogue_bw = 0;
   // A cuBLAS(Lt) GEMM (the gemm op), whose tf32 kernels have their own tile set (plan_gemm); not
   // cuDNN's implicit GEMMs, whose tiles no record shows.
   bool cublas = false;
@@ -201,6 +204,12 @@ KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, cons
   // TMA / cp.async pipelines keep all stages in flight.
   d.inflight_bytes_per_block = d.shared_bytes;
   d.overhead_s = kp.gemm_tile_overhead;
+  // SIMT GEMMs (cuBLAS's sm80 ffma kernels, one output tile per CTA, not persistent) write their
+  // fp32 accumulators (or split-K partials) only after the whole k loop, and the CTAs of a wave
+  // run that loop in step, so the wave's output store is not hidden under any arithmetic: each
+  // wave pays its blocks' m x n x 4 bytes at simt_epilogue_bandwidth (hw/model_params.cpp).
+  if (!g.tensor && g.simt_epilogue_bw > 0)
+    d.overhead_s += static_cast<double>(wave) * t.m * t.n * 4.0 / g.simt_epilogue_bw;
   d.persistent = g.persistent;
   // The sm_80-class kernels (misaligned rows: kSm80) issue mma.sync from every warp and hide its
   // latency and their shared-memory loads with a second warp on each of the SM's four schedulers:
@@ -285,8 +294,12 @@ const std::vector<TileOccupancy>& tile_occupancy(const hw::GpuSpec& gpu,
   return cache[0].table;
 }
 
-OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape& g,
+OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape& shape,
                  bool with_detail = true) {
+  GemmShape g = shape;
+  if (!g.tensor) {
+    g.simt_epilogue_bw = gpu.param("simt_epilogue_bandwidth");
+  }
   // Hopper warp-specialised kernels: 2 consumer warpgroups + 1 producer for 128-row-pair tiles;
   // register counts from CUTLASS 3 sm90 collectives (setmaxnreg 232/40 averaged to <= 168).
   // The large tiles run in 2x1 clusters (cuBLAS's default cluster shape for them on sm90).
@@ -558,6 +571,33 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       best_tile = &*it;
       best_tiles = tile_count(*it);
       best_slots = occs[ti].slots;
+      // With fewer 128x64 tiles than SMs cuBLAS splits k on that tile (own-set12 640^3: 100
+      // tiles, split 5; own-set7 1024x768x768 and gemm.json 512^3 split 64x64 tiles): the plan
+      // is 128x64 at its fastest split among those the search offers a tile short of a wave
+      // (without it, the wave's output store above leaves 640^3 on 100 lone 128x64 CTAs, +46%).
+      if (best_tiles < sms) {
+        const long long tiles_mn = best_tiles;
+        double t1 =
+            estimate_kernel(
+                kernel_setup(gpu, kp, gemm_desc(g, *it, tk, 1, kp, best_slots, gpu.memory.l2_size),
+                             occs[ti].occ))
+                .time_s;
+        for (int s : kSplits) {
+          if (tiles_mn * s > 2 * best_slots || g.k / s < 4.0 * tk) continue;
+          if (reduce_s[s] < 0) {
+            int vec_bytes = 0;
+            reduce_s[s] = kernel_time(
+                gpu, kp, streaming_desc(gpu, out_elems, 4.0, g.out_bytes, s, 0, 4, 1, vec_bytes));
+          }
+          const double ts = estimate_kernel(kernel_setup(gpu, kp,
+                                                         gemm_desc(g, *it, tk, s, kp, best_slots,
+                                                                   gpu.memory.l2_size),
+                                                         occs[ti].occ))
+                                .time_s +
+                            reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+          if (ts < t1) t1 = ts, best_split = s, best_tiles = tiles_mn * s;
+        }
+      }
     }
   }
   OpPlan best;
