@@ -271,7 +271,7 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   const BlockCompute c = block_compute(gpu, k, d);
   s.tensor_s = c.tensor_s;
   s.simt_s = c.simt_s;
-  s.compute_s = c.compute_s;
+  s.compute_s = c.compute_s + d.tile_epilogue_s;
 
   // Memory traffic per block, in sectors actually moved.
   const double amp = sector_amplification(d.elem_bytes, d.stride);

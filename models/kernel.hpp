@@ -67,6 +67,9 @@ struct KernelDesc {
   /// overlaps one tile's epilogue with the next one's main loop, so overhead_s is paid once per
   /// SM (the last wave), not once per wave.
   bool persistent = false;
+  /// A persistent tile's epilogue time that the SM's arithmetic waits for (fp8 GEMMs,
+  /// models/op_library.cpp): added to each block's compute time. 0: fully overlapped.
+  double tile_epilogue_s = 0;
   /// Waves of independent blocks that overlap (row kernels, validate/suite_rows.cu): a block that
   /// ends frees its slot to the next block while the SM's other blocks still have loads in
   /// flight, so the memory latency is exposed once (the first wave's fill), not once per wave.

@@ -111,6 +111,9 @@ struct GemmShape {
   // A cuBLAS(Lt) GEMM (the gemm op), whose tf32 kernels have their own tile set (plan_gemm); not
   // cuDNN's implicit GEMMs, whose tiles no record shows.
   bool cublas = false;
+  // Per output element, the part of a persistent tile's epilogue that its SM's tensor cores wait
+  // for (fp8 GEMMs only: gemm_fp8_tile_epilogue); 0: the epilogue overlaps the next tile.
+  double epilogue_s_per_elem = 0;
 };
 
 // SIMT (fp32) GEMM tiles' FFMA issue rate relative to the 128x128 tile, whose rate is
@@ -211,6 +214,7 @@ KernelDesc gemm_desc(const GemmShape& g, const Tile& t, int tk, int splits, cons
   if (!g.tensor && g.simt_epilogue_bw > 0)
     d.overhead_s += static_cast<double>(wave) * t.m * t.n * 4.0 / g.simt_epilogue_bw;
   d.persistent = g.persistent;
+  d.tile_epilogue_s = g.persistent ? g.epilogue_s_per_elem * t.m * t.n : 0.0;
   // The sm_80-class kernels (misaligned rows: kSm80) issue mma.sync from every warp and hide its
   // latency and their shared-memory loads with a second warp on each of the SM's four schedulers:
   // eight warps per SM. The 4-warp 128x128 tile gets them only from two resident CTAs, so a wave
@@ -866,6 +870,8 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     GemmShape g = gemm_shape(op);
     g.persistent = g.tensor && persistent_gemms(gpu);
     g.cublas = true;
+    if (g.persistent && g.precision == hw::Precision::kFp8)
+      g.epilogue_s_per_elem = gpu.param("gemm_fp8_tile_epilogue") / (128.0 * 128.0);
     // cuBLAS runs a gemv kernel (cuBLASLt algo 13) only for fp32 and tf32 at m = 1; m = 2..8 run
     // tiled kernels (algos 10, 11, 43) like m = 16, and the tensor-core precisions use tiles
     // (64x8, 128x8) at every m (validate/data/h200/gemm.json, library.algo_id and tile).
