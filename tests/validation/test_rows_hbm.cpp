@@ -264,7 +264,7 @@ std::vector<models::Record> row_records_round7(const std::vector<std::string>& o
 // large share of a block's cycle, and round 6's charge (1/n of it exposed) put these 9-16% too
 // slow. With the SMs out of phase, the others' loads cover an SM's arithmetic up to
 // row_sm_stream_share (a FIT on all row records, these among them: a regression guard, not a
-// prediction). Before round 7 the 23 records scored 9.6% median |error|, every one but two too
+// prediction). Before round 7 the 23 records scored 9.6% median |error|, 17 of them too
 // slow (-3.5% to +15.8%); with the rule 3.0% (-2.1% to +12.0%). Guard: the class target, 5%.
 TEST_CASE("row kernels: softmax of one or two blocks per SM over several waves", "[validation]") {
   const auto recs = row_records_round7(
