@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 78> kParams = {{
+constexpr std::array<ModelParamDecl, 80> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -89,6 +89,29 @@ constexpr std::array<ModelParamDecl, 78> kParams = {{
     // (docs/accuracy.md, round 7). Held by --fix in scripts/update-fidelity-tables.sh.
     {"gemm_fp8_tile_epilogue", Dimension::kTime, 350e-9, 0.0, 20e-6,
      "time per 128x128 output tile of a persistent fp8 GEMM that its SM's tensor cores wait for"},
+
+    // Row kernels over several waves (validate/suite_rows.cu; models/kernel.cpp): the SMs drift
+    // out of phase and share HBM, so while one SM's blocks reduce, the others take the bandwidth,
+    // each SM up to row_sm_stream_share times its share of the datasheet HBM rate (hbm_bandwidth
+    // / SMs; 1.045 is 38 GB/s an SM on the H200). A block's cycle on its SM (its arithmetic, its
+    // serial chain and its bytes at that rate) is exposed only where it outlasts the wave's HBM
+    // time. Determined by the records whose compute is a large share of the cycle: softmax with
+    // 1-2 blocks per SM over several waves (kernels.json 1024 x 32768 bf16 against fp32, the
+    // fp32 rows of 12288-16384 columns in own-set1..12), which the earlier 1/n charge put 8-16%
+    // too slow. A FIT: least squares on log time over the 297 row records of kernels.json and
+    // own-set1..4, 7..12, jointly with row_reduction_sync on a grid (34-44 GB/s in 2 x
+    // 0.15-0.30 us in 0.05); leaving one file out gives 38-40 GB/s (1.045-1.10). Held by --fix in
+    // scripts/update-fidelity-tables.sh.
+    {"row_sm_stream_share", Dimension::kCount, 1.045, 0.1, 10.0,
+     "most one SM streams a row block's bytes at, as a multiple of its share of the HBM rate"},
+    // A block reduction of a row kernel (validate/suite_rows.cu block_sum / block_max: a shuffle
+    // tree, a __syncthreads through shared memory, a second tree): part of the block's serial
+    // chain with the first bytes' HBM latency and the norms' weights' L2 round trip
+    // (models/op_library.cpp row_kernel). A FIT with row_sm_stream_share (same grid and records);
+    // leaving one file out gives 0.20-0.30 us. About 400 cycles at 1.98 GHz. Held by --fix in
+    // scripts/update-fidelity-tables.sh.
+    {"row_reduction_sync", Dimension::kTime, 0.2e-6, 0.0, 10e-6,
+     "time one block-wide reduction of a row kernel adds to its block's serial chain"},
     // Strided reads on the H200 whose elements are 64 B or more apart take twice the time their
     // 32-byte sectors predict (validate/data/h200/kernels.json, stride 16-32 fp32 and 32 bf16):
     // HBM is read in 64-byte atoms.

@@ -317,6 +317,10 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
   if (d.read_ramp)
     s.read_ramp_s = hbm_read_ramp_s(gpu, static_cast<double>(d.grid) * reads * read_fraction);
   if (d.serial_chain_s > 0) s.serial_blend = gpu.param("serial_load_blend");
+  // The most one SM streams a row block's bytes at: row_sm_stream_share of its share of the
+  // datasheet HBM bandwidth (a FIT, hw/model_params.cpp).
+  if (d.overlapped_waves)
+    s.row_sm_rate = gpu.param("row_sm_stream_share") * gpu.memory.hbm_bandwidth / s.sms;
   return s;
 }
 
@@ -366,10 +370,20 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
     if (compute >= mem) t_compute += count * compute;
     // The SM launches its n blocks block_dispatch apart: a wave lasts at least that long.
     // A row block loads its row, reduces it and then stores it: its own arithmetic cannot overlap
-    // its own transfers, only the other n - 1 blocks' on the SM. Of the shorter of the two, the
-    // share 1 / n stays exposed (all of it with one block per SM, or in a one-wave kernel).
-    const double overlap_loss =
-        d.overlapped_waves ? std::min(compute, mem) / (lockstep ? 1 : n) : 0.0;
+    // its own transfers. In a one-wave kernel every block does so in step with the others, so
+    // the shorter of the two is exposed whole. Over several waves the SMs drift out of phase and
+    // HBM is shared: while one SM's blocks reduce, the others' loads take the bandwidth, each SM
+    // up to row_sm_rate. What stays exposed is how far the SM's own cycle exceeds the wave's
+    // time: its n blocks' bytes at row_sm_rate, or one block's arithmetic and serial chain
+    // (row_chain_s) plus its bytes at that rate, whichever is longer.
+    double overlap_loss = 0;
+    if (d.overlapped_waves && lockstep) {
+      overlap_loss = std::min(compute, mem);
+    } else if (d.overlapped_waves && s.row_sm_rate > 0) {
+      const double own = s.hbm_bytes / s.row_sm_rate;
+      const double cycle = std::max(n * own, s.compute_s + d.row_chain_s + own);
+      overlap_loss = std::max(0.0, cycle - std::max(compute, mem));
+    }
     const double busy = std::max(compute, mem) + overlap_loss, dispatch = n * s.block_dispatch_s;
     if (dispatch > busy) t_latency += count * (dispatch - busy);
     e.compute_s += count * compute;
@@ -386,6 +400,14 @@ KernelEstimate estimate_kernel(const KernelSetup& s) {
   if (d.overlapped_waves && d.grid > 0 && s.l2_bytes > 0) {
     e.time_s += mem_latency;
     e.memory_s += mem_latency;
+  }
+  // The first wave's blocks start together, so their serial chain (row_chain_s) runs in step on
+  // every SM with nothing to cover it, except the SM's staggered start of its n blocks
+  // (block_dispatch apart).
+  if (d.overlapped_waves && d.grid > 0 && d.row_chain_s > 0) {
+    const long long first = std::min<long long>(d.grid, s.slots);
+    const double n = static_cast<double>((first + s.sms - 1) / s.sms);
+    e.time_s += std::max(0.0, d.row_chain_s - (n - 1) * s.block_dispatch_s);
   }
   // A cold HBM read stream ramps up once per kernel (see hbm_read_ramp_s).
   if (d.grid > 0 && s.read_ramp_s > 0) {

@@ -89,6 +89,11 @@ struct KernelDesc {
   /// its busiest SM lasts as long as one with this many (1: a lone block runs at the SM's rate).
   /// The 4-warp sm_80-class GEMM tile (models/op_library.cpp kSm80) needs 2.
   int full_rate_blocks = 1;
+  /// A row block's serial chain besides its arithmetic (overlapped_waves kernels only): its first
+  /// load's HBM latency, its block reductions (row_reduction_sync each) and, for the norms, the
+  /// weights' L2 round trip before the stores. Paid once by the first wave, whose blocks start
+  /// together, and part of every block's cycle on its SM (kernel.cpp). 0: none.
+  double row_chain_s = 0;
 };
 
 /// Time a cold HBM read stream of `hbm_read_bytes` loses while the memory pipeline fills
@@ -150,6 +155,7 @@ struct KernelSetup {
   double block_dispatch_s = 0;  ///< an SM launches one block per this (block_dispatch)
   double read_ramp_s = 0;       ///< once per kernel: the cold HBM read stream's ramp
   double serial_blend = 3;      ///< exponent joining desc.serial_chain_s to the memory time
+  double row_sm_rate = 0;       ///< B/s one SM streams a row block's HBM bytes at, at the most
   /// Per-block memory rate cap (B/s) when `n` blocks of this kernel share an SM.
   double block_cap(int n) const;
 };

@@ -691,7 +691,7 @@ GemmShape gemm_shape(const OpSpec& op) {
 // and is read twice.
 PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, double cols,
                          int elem, double weights, double read_per_row, double write_per_row,
-                         double fp32_per_elem, double sfu_per_elem) {
+                         double fp32_per_elem, double sfu_per_elem, int reductions) {
   KernelDesc d;
   const double row_bytes = cols * elem;
   const double vectors = std::ceil(row_bytes / 16);
@@ -725,6 +725,11 @@ PlannedKernel row_kernel(const hw::GpuSpec& gpu, std::string name, double rows, 
   d.reuse_working_set = weights + in_flight * rpb * row_bytes;
   d.overlapped_waves = true;
   d.read_ramp = true;
+  // The block's serial chain besides its arithmetic: the first bytes' HBM latency, each block
+  // reduction (a shuffle tree, a __syncthreads through shared memory and a second tree:
+  // row_reduction_sync, a FIT) and, for the norms, the weights' L2 round trip before the stores.
+  d.row_chain_s = gpu.param("hbm_latency") + reductions * gpu.param("row_reduction_sync") +
+                  (weights > 0 ? gpu.param("l2_latency") : 0.0);
   d.name = fmt::format("{} block-per-row {}x{} {}pass", name, d.block, vpt, passes);
   return {d, 1};
 }
@@ -1050,9 +1055,12 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     const double per = k == "softmax" ? 5 : (k == "layernorm" ? 8 : 4);
     const double weights = (k == "softmax" ? 0 : (k == "layernorm" ? 2 : 1)) * cols * e;
     const double sfu = k == "softmax" ? 1 : 1.0 / cols;
+    // Block reductions (validate/suite_rows.cu): softmax's max and sum, layernorm's mean and
+    // variance, rmsnorm's sum of squares.
+    const int reductions = k == "rmsnorm" ? 1 : 2;
     OpPlan p;
     p.kernels.push_back(
-        row_kernel(gpu, std::string(k), rows, cols, e, weights, 0, cols * e, per, sfu));
+        row_kernel(gpu, std::string(k), rows, cols, e, weights, 0, cols * e, per, sfu, reductions));
     return p;
   }
   if (k == "cross_entropy") {
@@ -1061,7 +1069,7 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     const bool fwd = op.s("pass") == "fwd";
     OpPlan p;
     p.kernels.push_back(row_kernel(gpu, std::string("cross_entropy ") + (fwd ? "fwd" : "bwd"), rows,
-                                   v, e, 0, 8, fwd ? 4.0 : v * e, 5, 1));
+                                   v, e, 0, 8, fwd ? 4.0 : v * e, 5, 1, 2));
     return p;
   }
   if (k == "embedding") {
