@@ -12,7 +12,8 @@ Timing (`kernel` method, validate/README.md: calls back to back, no host gaps):
   median over the replays divided by reps (timing.graph true). So the shortest kernels (decode,
   small prefill) are timed without SDPA's ~30 us host dispatch, unlike validate/e2e/
   attention_sdpa.py's eager loop.
-- fwd_bwd: eager calls issued back to back (forward, then backward of a fixed gradient), CUDA
+- fwd_bwd: eager calls issued back to back (forward, then torch.autograd.grad of a fixed output
+  gradient, so no gradient is accumulated into a leaf's .grad), CUDA
   events around `reps` calls, median of 7 blocks; only GPU-bound sizes belong in such cases (the
   autograd backward's host cost is ~300 us a call: timing.host_bound_below_us says where).
 One extra call is profiled (CUDA activity only) to name the kernels. Every error is recorded
@@ -108,7 +109,10 @@ def main():
                 g = torch.randn(b, h, sq, d, device="cuda", dtype=dt)
 
                 def fn():
-                    fwd().backward(g)
+                    # The gradients returned, not accumulated into q.grad, k.grad, v.grad: a
+                    # training step passes them on to the projections, and accumulating would add
+                    # three elementwise kernels that attention's backward does not run.
+                    torch.autograd.grad(fwd(), (q, k, v), g)
 
                 for _ in range(3):
                     fn()
