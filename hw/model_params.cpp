@@ -7,7 +7,7 @@ namespace {
 
 // Defaults are what a model should assume before it has been calibrated on the chip at hand.
 // Reasons (sources) per line; calibrated overlays record their own source and fit residual.
-constexpr std::array<ModelParamDecl, 80> kParams = {{
+constexpr std::array<ModelParamDecl, 81> kParams = {{
     // Streaming copies reach about 90% of the datasheet HBM rate on Hopper: 4.3 TB/s of 4.8 on an
     // H200 (device-to-device copy measured on this project's lent H200, KINDS.md 2026-10-28).
     {"hbm_efficiency", Dimension::kFraction, 0.90, 0.1, 1.0,
@@ -282,6 +282,17 @@ constexpr std::array<ModelParamDecl, 80> kParams = {{
      "flash-attention forward tensor efficiency relative to a large GEMM's"},
     {"attention_bwd_efficiency", Dimension::kCount, 1.0, 0.2, 1.5,
      "flash-attention backward tensor efficiency relative to a large GEMM's"},
+    // A flash-attention forward CTA's own start and finish (its query tile's load before the
+    // first key tile, its output and log-sum-exp stores after the last), paid once per CTA
+    // since the kernel runs one CTA per SM and the next cannot start under it: what short
+    // sequences (128-1024 queries, 1-8 key tiles a CTA) cost beyond their tiles
+    // (validate/data/h200/attention_sweep1). 1.8 us is a FIT, jointly with
+    // attention_fwd_efficiency (configs/hw/h200-sxm-141gb.calibrated.yaml) on a grid over the 55
+    // forward cases of 2-16384 queries of sweep1.json: least squares in log is flat at 1.5-2.0 us
+    // (rms log error 0.067-0.073); the short sequences (128-1024 queries) determine it. Held by
+    // --fix in scripts/update-fidelity-tables.sh. models/op_library.cpp plan_attention.
+    {"attention_cta_overhead", Dimension::kTime, 1.8e-6, 0.0, 20e-6,
+     "time a flash-attention forward CTA adds beyond its key tiles (prologue and epilogue)"},
     {"tensor_efficiency_tf32", Dimension::kFraction, 0.75, 0.05, 1.0,
      "large-GEMM fraction of tf32 tensor peak"},
     {"tensor_efficiency_fp8", Dimension::kFraction, 0.70, 0.05, 1.0,

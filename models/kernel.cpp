@@ -132,11 +132,16 @@ BlockCompute block_compute(const hw::GpuSpec& gpu, const KernelParams& k, const 
     simt += d.flops_fp32 / (vector_peak(gpu, hw::Precision::kFp32) / sms * v_eff);
   if (d.flops_fp64 > 0)
     simt += d.flops_fp64 / (vector_peak(gpu, hw::Precision::kFp64) / sms * v_eff);
-  if (d.sfu_ops > 0 && gpu.compute.special_function > 0) {
-    simt += d.sfu_ops / (gpu.compute.special_function / sms * v_eff);
-  }
+  double sfu = 0;
+  if (d.sfu_ops > 0 && gpu.compute.special_function > 0)
+    sfu = d.sfu_ops / (gpu.compute.special_function / sms * v_eff);
+  simt += sfu;
   c.simt_s = simt;
+  // Serial SFU work (KernelDesc::sfu_serial) adds to the tensor work at the SFU's own issue rate
+  // (one exponential a lane a cycle per quarter-SM: no efficiency factor); the FP32 pipe still
+  // overlaps.
   c.compute_s = std::max(c.tensor_s, c.simt_s);
+  if (d.sfu_serial && sfu > 0) c.compute_s = std::max(c.tensor_s + sfu * v_eff, c.simt_s);
   return c;
 }
 
@@ -302,14 +307,15 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
       d.inflight_bytes_per_block > 0 ? d.inflight_bytes_per_block : warps * ilp * 512.0;
   s.max_inflight_per_sm = k.max_inflight_bytes_per_sm;
   s.sm_port_bw = k.sm_l2_bytes_per_cycle * gpu.clocks.boost_hz;
-  s.l2_bw = gpu.memory.l2_bandwidth * k.l2_efficiency;
+  s.l2_bw = gpu.memory.l2_bandwidth * (d.tma_loads ? 1.0 : k.l2_efficiency);
   s.hbm_bw = gpu.memory.hbm_bandwidth * k.hbm_efficiency;
   if (d.direction_rates && s.hbm_bytes > 0) {
     // A stream that only reads, or only writes, runs at its direction's rate; any mix of the two
-    // runs at hbm_efficiency's (hw/model_params.cpp hbm_read_stream_gain).
+    // runs at hbm_efficiency's (hw/model_params.cpp hbm_read_stream_gain). "Only" allows 1% of
+    // the other direction: a flash-decoding kernel's partial outputs against its K/V stream.
     const double r = s.hbm_bytes - writes;
-    if (writes <= 0) s.hbm_bw *= gpu.param("hbm_read_stream_gain");
-    if (r <= 0) s.hbm_bw *= gpu.param("hbm_write_stream_gain");
+    if (writes <= 0.01 * s.hbm_bytes) s.hbm_bw *= gpu.param("hbm_read_stream_gain");
+    if (r <= 0.01 * s.hbm_bytes) s.hbm_bw *= gpu.param("hbm_write_stream_gain");
   }
   // Row kernels (the only ones with overlapped_waves) start and retire their blocks at
   // row_block_dispatch per block (hw/model_params.cpp), the slope of their short-row records.

@@ -51,6 +51,14 @@ struct KernelDesc {
   double flops_fp32 = 0;          ///< FP32 pipe (FMA = 2)
   double flops_fp64 = 0;
   double sfu_ops = 0;
+  /// The SFU work (sfu_ops) waits for the tensor work and the tensor work for it, as in a
+  /// flash-attention CTA with one consumer warpgroup: the block's compute is their sum, not the
+  /// larger of the two (models/op_library.cpp plan_attention).
+  bool sfu_serial = false;
+  /// Its tiles reach shared memory by TMA bulk copies from L2 (flash attention's K and V): L2
+  /// serves them at its bandwidth, not at the l2_efficiency share that the load/store path of
+  /// validate/'s GEMM and memory records was fitted to (models/op_library.cpp plan_attention).
+  bool tma_loads = false;
   double simt_efficiency = -1;  ///< < 0: vector_efficiency
   double bytes_read = 0;        ///< useful bytes per block
   double bytes_written = 0;     ///< always coalesced
@@ -74,8 +82,9 @@ struct KernelDesc {
   /// ends frees its slot to the next block while the SM's other blocks still have loads in
   /// flight, so the memory latency is exposed once (the first wave's fill), not once per wave.
   bool overlapped_waves = false;
-  /// A contiguous stream (membw): if it only reads or only writes HBM, it runs at that
-  /// direction's rate (hbm_read_stream_gain, hbm_write_stream_gain), not the mixed one.
+  /// A contiguous stream (membw, flash-decoding's K/V): if it only reads or only writes HBM
+  /// (within 1% of its bytes), it runs at that direction's rate (hbm_read_stream_gain,
+  /// hbm_write_stream_gain), not the mixed one.
   bool direction_rates = false;
   /// A stream that reads HBM from a cold start (contiguous streaming and row kernels): its first
   /// reads come while the memory pipeline fills, at less than the full rate (hbm_read_ramp).

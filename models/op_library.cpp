@@ -8,8 +8,10 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "models/op_cost.hpp"
 
@@ -751,10 +753,13 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
   const double q_bytes = b * h * sq * dh * e;
   OpPlan p;
 
-  if (pass == "fwd" && sq <= 16) {
+  if (pass == "fwd" && sq <= 1) {
     // Flash-decoding (Dao et al. 2023): a block per (batch, kv head, key split) handles the
     // group's query rows (padded to 16, the mma M) against a chunk of keys; a combine kernel
-    // merges the splits' partial outputs by their log-sum-exp.
+    // merges the splits' partial outputs by their log-sum-exp. Only for one query: from two on,
+    // cuDNN (what PyTorch's SDPA runs on Hopper) runs its prefill kernel with the queries padded
+    // to its 64-row tile (validate/data/h200/attention_sweep1: 16 and 64 queries cost what 64
+    // do, each on the sm90 forward kernel).
     const double group = h / kvh;
     const double rows = std::ceil(group * sq / 16) * 16;
     const long long groups = static_cast<long long>(b * kvh);
@@ -775,13 +780,19 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     d.bytes_written = splits > 1 ? group * sq * (dh + 1) * 4.0 : group * sq * dh * e;
     d.elem_bytes = static_cast<int>(e);
     d.inflight_bytes_per_block = 2.0 * 2 * tkv * dh * e;
+    // The K/V stream is read once, contiguous per head: HBM's read-stream rate, like a membw
+    // read (validate/data/h200/attention_sweep1: batch 64 over 64K keys reads 17 GB at 4.53 TB/s,
+    // membw reads of 1-3 GB 4.5).
+    d.direction_rates = true;
     d.name = fmt::format("flash_decode splitkv={}", splits);
     p.kernels.push_back({d, 1});
     if (splits > 1) {
-      const double out = b * h * sq * dh;
-      p.kernels.push_back(
-          {streaming(gpu, "flash_decode_combine", out, 4.0 * splits, e, 3.0 * splits, splits, 4, 1),
-           1});
+      // The combine reads every split's fp32 partial in parallel (a thread per partial element,
+      // then a reduction across the splits), not a loop over the splits per output element.
+      const double partials = b * h * sq * dh * static_cast<double>(splits);
+      p.kernels.push_back({streaming(gpu, "flash_decode_combine", partials, 4.0,
+                                     e / static_cast<double>(splits), 3.0, 1.0, 4, 1),
+                           1});
     }
     p.detail["split_kv"] = splits;
     p.detail["rows_padded"] = rows;
@@ -789,10 +800,18 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     return p;
   }
 
-  // FA2/FA3 forward: a block per (batch, head, query tile); 128x128 tiles for head_dim <= 128,
-  // 3 warpgroups (FA3: producer + 2 consumers), 2 K/V stages; 64-query tiles above head_dim 128.
-  const int tq = dh <= 128 ? 128 : 64;
-  const int tkv = dh <= 64 ? 128 : (dh <= 128 ? 128 : 64);
+  // The forward kernel as cuDNN runs it on Hopper (PyTorch's SDPA; the kernel names of
+  // validate/data/h200/attention_sweep1 give its warpgroup tile, 64 queries x 128 keys x the head
+  // dimension padded to 64, 128 or 256): a CTA of two consumer warpgroups takes 128 queries of
+  // one (batch, head) and walks their keys a 128-key tile at a time, one CTA per SM (its shared
+  // memory). The exponentials of a tile's scores wait for its QK^T MMAs and the PV MMAs for the
+  // exponentials, and the two warpgroups do not hide one's behind the other's, so a tile costs
+  // its MMAs plus its exponentials on the SFU (KernelDesc::sfu_serial): why head_dim 64 reaches
+  // ~75% of head_dim 128's FLOP rate and 256 ~110%. head_dim 80 and 96 pay for 128; 2-64 queries
+  // pay for 128 (a 16-query chunk over 4096 keys takes what a 128-query one does).
+  const int tq = 128;
+  const int tkv = 128;
+  const double dpad = dh <= 64 ? 64.0 : dh <= 128 ? 128.0 : std::ceil(dh / 128.0) * 128.0;
   const double q_tiles = std::ceil(sq / tq);
   const double heads_per_kv = h / kvh;
   // The GEMM's large-tile tensor efficiency at this precision, times the attention factor.
@@ -801,26 +820,75 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
                                                          : kp.tensor_bf16;
   auto fwd = [&] {
     KernelDesc d;
-    d.block = tq == 128 ? 384 : 256;
+    d.block = 384;
     d.registers = 168;
-    d.shared_bytes = tq * dh * e + 2.0 * 2 * tkv * dh * e;
-    d.grid = static_cast<long long>(b * h * q_tiles);
-    const double keys = std::max(1.0, std::ceil(skv * frac / tkv) * tkv);
-    d.flops_tensor = 4.0 * tq * keys * dh;
+    // K and V tiles double-buffered; one stage of each at head_dim 256 (the shared memory).
+    const double stages = dpad > 128 ? 1.0 : 2.0;
+    d.shared_bytes = tq * dpad * e + stages * 2 * tkv * dpad * e;
+    // Key tiles each query tile walks: all of them, or under a causal mask those up to its last
+    // query (the mask aligned to the end of the keys, as SDPA's is_causal for seq_q <= seq_kv).
+    const long long nq = static_cast<long long>(q_tiles);
+    const long long kt_all = cdiv(static_cast<long long>(skv), tkv);
+    auto tiles_of = [&](long long i) {
+      if (!causal) return kt_all;
+      const long long last = std::min<long long>(static_cast<long long>(skv),
+                                                 (i + 1) * tq + static_cast<long long>(skv - sq));
+      return std::max<long long>(1, cdiv(std::max<long long>(last, 1), tkv));
+    };
+    // The SMs take the CTAs in launch order, each the next as it frees (one CTA per SM): the
+    // kernel lasts as long as its busiest SM, which in a causal kernel of few waves is well past
+    // the average (a wave of 128 CTAs of 1-16 tiles lasts 16 tiles, not 8.5). Priced as one
+    // block per SM carrying the busiest SM's tiles.
+    const long long ctas = static_cast<long long>(b * h) * nq;
+    const long long sms = gpu.sm.count;
+    double busiest = 0, total = 0;
+    long long longest = 0;
+    for (long long i = 0; i < nq; ++i) {
+      total += static_cast<double>(tiles_of(i));
+      longest = std::max(longest, tiles_of(i));
+    }
+    total *= b * h;
+    if (!causal) {
+      busiest = static_cast<double>(cdiv(ctas, sms) * kt_all);
+    } else if (ctas <= 64 * sms) {
+      std::vector<long long> free_at(static_cast<size_t>(sms), 0);
+      std::priority_queue<long long, std::vector<long long>, std::greater<>> q(std::greater<>{},
+                                                                               std::move(free_at));
+      for (long long c = 0; c < ctas; ++c) {
+        const long long t = q.top();
+        q.pop();
+        q.push(t + tiles_of(c % nq));
+      }
+      while (q.size() > 1) q.pop();
+      busiest = static_cast<double>(q.top());
+    } else {
+      // Many CTAs a SM: the average plus half the longest CTA (within Graham's bound).
+      busiest = total / static_cast<double>(sms) + 0.5 * static_cast<double>(longest);
+    }
+    const double keys = busiest * tkv;  // per SM
+    // The busiest SM's CTAs each pay their start and finish (attention_cta_overhead).
+    d.overhead_s = static_cast<double>(cdiv(ctas, sms)) * gpu.param("attention_cta_overhead");
+    d.grid = std::min<long long>(ctas, sms);
+    d.flops_tensor = 4.0 * tq * keys * dpad;
     d.tensor_precision = prec;
     d.tensor_efficiency = gemm_eff * kp.attention_fwd_efficiency;
     d.flops_fp32 = 4.0 * tq * keys;  // scale, running max, subtract, sum
     d.sfu_ops = tq * keys;           // exp
-    d.bytes_read = tq * dh * e + 2.0 * keys * dh * e;
-    d.bytes_written = tq * dh * e + tq * 4.0;  // O and the log-sum-exp
+    d.sfu_serial = true;
+    d.tma_loads = true;
+    const double ctas_per_sm = static_cast<double>(ctas) / static_cast<double>(d.grid);
+    d.bytes_read = ctas_per_sm * tq * dh * e + 2.0 * keys * dh * e;
+    d.bytes_written = ctas_per_sm * (tq * dh * e + tq * 4.0);  // O and the log-sum-exp
     d.elem_bytes = static_cast<int>(e);
     d.unique_read_bytes = q_bytes + 2 * kv_bytes;
-    const double slots =
-        static_cast<double>(resident_slots(gpu, d.block, d.registers, d.shared_bytes));
+    const double slots = static_cast<double>(sms);
     const double kv_groups_in_flight = std::ceil(slots / (q_tiles * heads_per_kv));
     d.reuse_working_set = std::min(d.unique_read_bytes, kv_groups_in_flight * 2.0 * skv * dh * e);
     d.inflight_bytes_per_block = 2.0 * 2 * tkv * dh * e;
-    d.name = fmt::format("flash_fwd {}x{} hd{}{}", tq, tkv, dh, causal ? " causal" : "");
+    d.name = fmt::format("flash_fwd {}x{} hd{}{}", tq, tkv, static_cast<int>(dpad),
+                         causal ? " causal" : "");
+    p.detail["fwd_tiles_busiest_sm"] = busiest;
+    p.detail["fwd_tiles_average_sm"] = total / static_cast<double>(sms);
     return d;
   };
   auto bwd = [&] {
@@ -839,11 +907,15 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     const double k_tiles = std::ceil(skv / tk);
     d.grid = static_cast<long long>(b * h * k_tiles);
     const double queries = std::max(1.0, std::ceil(sq * frac / 64) * 64);
-    d.flops_tensor = 2.5 * 4.0 * tk * queries * dh;
+    // The head dimension padded as the forward's (cuDNN's backward tiles are 64 x 64 x 64, 128
+    // or 256), and the recomputed exponentials serial with the MMAs as there.
+    d.flops_tensor = 2.5 * 4.0 * tk * queries * dpad;
     d.tensor_precision = prec;
     d.tensor_efficiency = gemm_eff * kp.attention_bwd_efficiency;
     d.flops_fp32 = 6.0 * tk * queries;
     d.sfu_ops = tk * queries;
+    d.sfu_serial = true;
+    d.tma_loads = true;
     d.bytes_read = 2.0 * tk * dh * e + queries * (3.0 * dh * e + 8.0);  // K, V; Q, dO, O, lse, D
     d.bytes_written = 2.0 * tk * dh * e + queries * dh * 4.0;           // dK, dV; dQ atomics
     d.elem_bytes = static_cast<int>(e);
@@ -853,6 +925,14 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     d.inflight_bytes_per_block = 2.0 * 2 * 64 * dh * e;
     d.name = fmt::format("flash_bwd {}x64 hd{}{}", tk, dh, causal ? " causal" : "");
     p.kernels.push_back({d, 1});
+    // dQ, accumulated in fp32, converted to the input's type (cuDNN convert_dq_to_16bits); with
+    // grouped K/V heads, each query head's fp32 dK and dV summed over its group (fmha_reduce_head).
+    p.kernels.push_back({streaming(gpu, "flash_bwd_convert_dq", rows * dh, 4, e, 1, 0, 4, 1), 1});
+    if (kvh < h) {
+      const double kv_elems = b * h * skv * dh;
+      for (const char* which : {"flash_bwd_reduce_dk", "flash_bwd_reduce_dv"})
+        p.kernels.push_back({streaming(gpu, which, kv_elems, 4, e * kvh / h, 1, 0, 4, 1), 1});
+    }
   };
   if (pass == "fwd" || pass == "fwd_bwd") p.kernels.push_back({fwd(), 1});
   if (pass == "bwd" || pass == "fwd_bwd") bwd();

@@ -146,7 +146,8 @@ TEST_CASE("extrapolation: the largest quarter of each H200 sweep, predicted from
       {"kernel_gap", "loads_in_flight_per_warp", "simt_tile_staging", "hbm_read_stream_gain",
        "hbm_write_stream_gain", "copy_d2d_gain", "hbm_read_ramp", "hbm_read_ramp_bytes",
        "serial_load_latency", "serial_load_blend", "row_block_dispatch", "row_sm_stream_share",
-       "row_reduction_sync", "simt_epilogue_bandwidth", "gemm_fp8_tile_epilogue"});
+       "row_reduction_sync", "simt_epilogue_bandwidth", "gemm_fp8_tile_epilogue",
+       "attention_cta_overhead"});
   const auto c = models::compare_held_out(models::apply_calibration(gpu, res), records,
                                           models::Mode::kFast, split);
   const auto& all = c.classes.back();
