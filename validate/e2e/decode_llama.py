@@ -29,6 +29,18 @@ if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e1":
         dict(model="llama3.2-3b", layers=28, d_model=3072, heads=24, kv_heads=8, head_dim=128,
              ffn=8192, vocab=128256, tied_embeddings=True, rope_theta=500000.0, norm_eps=1e-5),
     ]
+# RIDGE_E2E_SET=prereg-e2e2: models no fit has seen (validate/prereg/e2e2/README.md): Llama-2 7B's
+# shape (its config.json: 32 layers, hidden 4096, 32 heads, 32 KV heads, intermediate 11008, vocab
+# 32000, untied, rope_theta 10000) and Qwen2.5-1.5B's (28 layers, hidden 1536, 12 heads, 2 KV
+# heads, intermediate 8960, vocab 151936, tied, rope_theta 1e6, eps 1e-6), without Qwen's QKV bias.
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e2":
+    MODELS = [
+        dict(model="llama2-7b-shape", layers=32, d_model=4096, heads=32, kv_heads=32, head_dim=128,
+             ffn=11008, vocab=32000, tied_embeddings=False, rope_theta=10000.0, norm_eps=1e-5),
+        dict(model="qwen2.5-1.5b-shape", layers=28, d_model=1536, heads=12, kv_heads=2,
+             head_dim=128, ffn=8960, vocab=151936, tied_embeddings=True, rope_theta=1000000.0,
+             norm_eps=1e-6),
+    ]
 MAX_LEN = 2048
 PREFILL_LEN = 1024
 CONTEXT = 1024

@@ -26,6 +26,15 @@ if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e1":
         ("gpt2-large", 36, 1280, 20, 50304, 1024, 8),
         ("gpt2-xl", 48, 1600, 25, 50304, 1024, 4),
     ]
+# RIDGE_E2E_SET=prereg-e2e2: models no fit has seen (validate/prereg/e2e2/README.md), in this
+# script's GPT-2 architecture: GPT-Neo 1.3B's shape (24 x 2048, 16 heads of 128; EleutherAI's
+# config.json) at 2048 tokens and Pythia-410M's (24 x 1024, 16 heads of 64; Biderman et al. 2023,
+# Table 1) at 4096 tokens.
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e2":
+    CONFIGS = [
+        ("gpt-neo-1.3b-shape", 24, 2048, 16, 50304, 2048, 4),
+        ("pythia-410m-shape", 24, 1024, 16, 50304, 4096, 2),
+    ]
 WARMUP = 3
 REPS = 10
 LR = 1e-4
