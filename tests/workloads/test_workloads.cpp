@@ -679,6 +679,39 @@ TEST_CASE("pre-registered e2e1 run 2: every step of the unseen models within 10%
   CHECK(n == 7);
 }
 
+// Pre-registered set e2e2 (validate/prereg/e2e2: predictions committed before the measurement,
+// after the attention round): models no fit has seen. Every step but one within 10%: +1.0%, -2.2%
+// (training at 2048 and 4096 tokens), +1.6%, +5.4%, -3.0%, -1.2%, -9.9% (Llama-2 7B's shape),
+// +9.3%, +7.9%, +2.8%, -4.7% (Qwen2.5-1.5B's).
+TEST_CASE("pre-registered e2e2: every step of the unseen models but one within 10%",
+          "[validation]") {
+  int n = 0;
+  for (const auto& r : e2e_rows("e2e_prereg2")) {
+    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
+    if (r.id == "e2e/decode/qwen2.5-1.5b-shape/b16_ctx1024/eager") continue;  // below
+    INFO(r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured " << r.measured_s * 1e3
+              << " ms");
+    CHECK(std::fabs(r.error) <= 0.10);
+    ++n;
+  }
+  CHECK(n == 11);
+}
+
+// The one miss: Qwen2.5-1.5B's shape, eager decode at batch 16, -44.5%, host-bound and measured
+// with none of its steps at nominal host speed (CPU probe median 320 us against 178-184 us in the
+// cases beside it), so compared on all its steps by the rule fixed before the run.
+TEST_CASE("pre-registered e2e2: the host-affected eager decode within 10% (target, not met)",
+          "[validation][!shouldfail]") {
+  int n = 0;
+  for (const auto& r : e2e_rows("e2e_prereg2")) {
+    if (r.id != "e2e/decode/qwen2.5-1.5b-shape/b16_ctx1024/eager") continue;
+    INFO(r.id << ": error " << r.error * 100 << "%");
+    CHECK(std::fabs(r.error) <= 0.10);
+    ++n;
+  }
+  REQUIRE(n == 1);
+}
+
 // Run 1's Llama-3.2 3B prefill and eager decode miss the target, -43% to -44%, measured with the
 // host ~1.6x slow through the whole decode script (CPU probes 307-324 us against 178-195 us
 // elsewhere in the lease), which that run cannot tell from a model error (run 2 above can).
