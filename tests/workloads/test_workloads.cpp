@@ -712,6 +712,35 @@ TEST_CASE("pre-registered e2e2: the host-affected eager decode within 10% (targe
   REQUIRE(n == 1);
 }
 
+// Run 2 of e2e2 (a second lease; model and predictions unchanged), the decode script at nominal
+// host speed: every step but one within 10%: +0.7%, -4.1%, +3.1%, -4.3%, -4.5%, -1.0%, +3.9%,
+// +3.7%, +2.7%, +3.2%, -4.4%. The exception is below.
+TEST_CASE("pre-registered e2e2 run 2: every step but one within 10%", "[validation]") {
+  int n = 0;
+  for (const auto& r : e2e_rows("e2e_prereg2_run2")) {
+    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
+    if (r.id == "e2e/decode/llama2-7b-shape/b16_ctx1024/graph") continue;  // below
+    INFO(r.id << ": error " << r.error * 100 << "%");
+    CHECK(std::fabs(r.error) <= 0.10);
+    ++n;
+  }
+  CHECK(n == 11);
+}
+
+// Llama-2 7B's shape, CUDA-graph decode at batch 16: -9.9% in run 1 and -10.5% in run 2, a
+// GPU-bound step at the edge of the target (the decode attention's K/V read, 3.9 TB/s measured
+// against the model's 4.5; validate/prereg/e2e2/README.md).
+TEST_CASE(
+    "pre-registered e2e2 run 2: batch-16 graph decode of Llama-2 7B's shape within 10% "
+    "(target, not met)",
+    "[validation][!shouldfail]") {
+  for (const auto& r : e2e_rows("e2e_prereg2_run2")) {
+    if (r.id != "e2e/decode/llama2-7b-shape/b16_ctx1024/graph") continue;
+    INFO(r.id << ": error " << r.error * 100 << "%");
+    CHECK(std::fabs(r.error) <= 0.10);
+  }
+}
+
 // Run 1's Llama-3.2 3B prefill and eager decode miss the target, -43% to -44%, measured with the
 // host ~1.6x slow through the whole decode script (CPU probes 307-324 us against 178-195 us
 // elsewhere in the lease), which that run cannot tell from a model error (run 2 above can).
