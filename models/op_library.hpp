@@ -25,10 +25,12 @@
 //    to hold the row in registers with all its loads in flight at once; two passes (the row read
 //    twice, the second from L2 when the rows in flight fit) when a row exceeds what one block
 //    holds in registers.
-//  - attention: FlashAttention-2/3 tiling: a block per (batch, head, 128-query tile) reading all
-//    (unmasked) K/V tiles; backward a block per (batch, head, 128-key tile) after a preprocess
-//    kernel; decode (seq_q <= 16) splits the key axis across blocks (flash-decoding) and adds a
-//    combine kernel. Causal work is the kept fraction of the score matrix.
+//  - attention: cuDNN's flash kernels as PyTorch's SDPA runs them on Hopper: a CTA per (batch,
+//    head, 128-query tile), one an SM, walking its (unmasked) 128-key tiles, each costing its MMAs
+//    plus its exponentials on the SFU, head_dim padded to 64/128/256; a causal grid priced by its
+//    busiest SM; backward a block per (batch, head, 128-key tile) after a preprocess kernel, then
+//    dQ's conversion and (grouped K/V heads) dK/dV's sum over the group; decode (one query)
+//    splits the key axis across blocks (flash-decoding) and adds a combine kernel.
 //  - copy: a copy engine over PCIe (pinned, or pageable per direction) or HBM; launch: empty
 //  kernels;
 //    embedding: row gather (backward: zero the table gradient, then scatter-add);
