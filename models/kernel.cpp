@@ -132,16 +132,15 @@ BlockCompute block_compute(const hw::GpuSpec& gpu, const KernelParams& k, const 
     simt += d.flops_fp32 / (vector_peak(gpu, hw::Precision::kFp32) / sms * v_eff);
   if (d.flops_fp64 > 0)
     simt += d.flops_fp64 / (vector_peak(gpu, hw::Precision::kFp64) / sms * v_eff);
-  double sfu = 0;
-  if (d.sfu_ops > 0 && gpu.compute.special_function > 0)
-    sfu = d.sfu_ops / (gpu.compute.special_function / sms * v_eff);
-  simt += sfu;
+  // The SFU's time at its issue rate (one result a lane a cycle per quarter-SM).
+  const double sfu = d.sfu_ops > 0 && gpu.compute.special_function > 0
+                         ? d.sfu_ops / (gpu.compute.special_function / sms)
+                         : 0.0;
+  simt += sfu / v_eff;
   c.simt_s = simt;
-  // Serial SFU work (KernelDesc::sfu_serial) adds to the tensor work at the SFU's own issue rate
-  // (one exponential a lane a cycle per quarter-SM: no efficiency factor); the FP32 pipe still
-  // overlaps.
-  c.compute_s = std::max(c.tensor_s, c.simt_s);
-  if (d.sfu_serial && sfu > 0) c.compute_s = std::max(c.tensor_s + sfu * v_eff, c.simt_s);
+  // Serial SFU work (KernelDesc::sfu_serial) adds to the tensor work at that rate (no efficiency
+  // factor); the FP32 pipe still overlaps.
+  c.compute_s = std::max(d.sfu_serial ? c.tensor_s + sfu : c.tensor_s, c.simt_s);
   return c;
 }
 

@@ -400,6 +400,27 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
   double reduce_s[17];  // indexed by split
   std::fill(std::begin(reduce_s), std::end(reduce_s), -1.0);
   const double out_elems = g.m * g.n * g.batch;
+  // The split-K reduction after a split-s kernel, with its launch (0 for s = 1), priced once per
+  // split. cuBLAS's split-K reduction reads s fp32 partials and writes the output. Its SIMT
+  // kernels instead accumulate the splits into one fp32 workspace of the output's size
+  // (reduction_scheme 2, workspace_bytes m n 4 in the fp32 records of own-set1..7 and gemm.json),
+  // so the pass after them reads it once.
+  auto split_cost = [&](int s) {
+    if (s <= 1) return 0.0;
+    if (reduce_s[s] < 0) {
+      const double partial_bytes = g.tensor ? 4.0 * s : 4.0;
+      int vec_bytes = 0;
+      reduce_s[s] = kernel_time(
+          gpu, kp,
+          streaming_desc(gpu, out_elems, partial_bytes, g.out_bytes, s, 0, 4, 1, vec_bytes));
+    }
+    return reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+  };
+  // A candidate plan's time: its GEMM kernel on tile t split s ways, then its reduction.
+  auto plan_time = [&](const Tile& t, int s, const TileOccupancy& to) {
+    const KernelDesc d = gemm_desc(g, t, tk, s, kp, to.slots, gpu.memory.l2_size);
+    return estimate_kernel(kernel_setup(gpu, kp, d, to.occ)).time_s + split_cost(s);
+  };
   const std::vector<TileOccupancy>& occs = tile_occupancy(gpu, tiles, tk, g.in_bytes, g.tensor);
   // A floor under a candidate's time (estimate_kernel's): each wave's time max(busy, dispatch) >=
   // max(compute, mem) and mem = max(cap, port, l2, hbm) + latency >= l2 + the L2 latency, with l2
@@ -465,23 +486,12 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     }
     for (int i = 0; i < n_splits; ++i) {
       const int s = splits[i];
-      if (s > 1 && reduce_s[s] < 0) {
-        // cuBLAS's split-K reduction: read s fp32 partials, write the output. Its SIMT kernels
-        // instead accumulate the splits into one fp32 workspace of the output's size
-        // (reduction_scheme 2, workspace_bytes m n 4 in the fp32 records of own-set1..7 and
-        // gemm.json), so the pass after them reads it once.
-        const double partial_bytes = g.tensor ? 4.0 * s : 4.0;
-        int vec_bytes = 0;
-        reduce_s[s] = kernel_time(
-            gpu, kp,
-            streaming_desc(gpu, out_elems, partial_bytes, g.out_bytes, s, 0, 4, 1, vec_bytes));
-      }
       KernelDesc work;
       const double k_tile = gemm_work(g, t, tk, s, kp, work);
       gemm_traffic(g, t, s, k_tile, work);
       double t_floor = gemm_time_floor(tiles_mn * s, slots, block_compute_s(gpu, kp, work),
                                        work.bytes_read + work.bytes_written);
-      if (s > 1) t_floor += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+      t_floor += split_cost(s);
       cands.push_back({t_floor, static_cast<int>(cands.size()), static_cast<int>(ti), s, tiles_mn});
     }
   }
@@ -526,9 +536,7 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
     const int s = cd.split;
     const TileOccupancy& to = occs[cd.tile];
     // gemm_desc's shared memory is the table's, so `to.occ` is this candidate's occupancy.
-    const KernelDesc d = gemm_desc(g, t, tk, s, kp, to.slots, gpu.memory.l2_size);
-    double time = estimate_kernel(kernel_setup(gpu, kp, d, to.occ)).time_s;
-    if (s > 1) time += reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+    const double time = plan_time(t, s, to);
     if (pref > 0) timed.push_back({time, c, to.slots});
     if (time < best_t || (time == best_t && cd.order < best_order)) {
       best_t = time;
@@ -583,24 +591,10 @@ OpPlan plan_gemm(const hw::GpuSpec& gpu, const KernelParams& kp, const GemmShape
       // (without it, the wave's output store above leaves 640^3 on 100 lone 128x64 CTAs, +46%).
       if (best_tiles < sms) {
         const long long tiles_mn = best_tiles;
-        double t1 =
-            estimate_kernel(
-                kernel_setup(gpu, kp, gemm_desc(g, *it, tk, 1, kp, best_slots, gpu.memory.l2_size),
-                             occs[ti].occ))
-                .time_s;
+        double t1 = plan_time(*it, 1, occs[ti]);
         for (int s : kSplits) {
           if (tiles_mn * s > 2 * best_slots || g.k / s < 4.0 * tk) continue;
-          if (reduce_s[s] < 0) {
-            int vec_bytes = 0;
-            reduce_s[s] = kernel_time(
-                gpu, kp, streaming_desc(gpu, out_elems, 4.0, g.out_bytes, s, 0, 4, 1, vec_bytes));
-          }
-          const double ts = estimate_kernel(kernel_setup(gpu, kp,
-                                                         gemm_desc(g, *it, tk, s, kp, best_slots,
-                                                                   gpu.memory.l2_size),
-                                                         occs[ti].occ))
-                                .time_s +
-                            reduce_s[s] + kp.kernel_startup + kp.kernel_gap;
+          const double ts = plan_time(*it, s, occs[ti]);
           if (ts < t1) t1 = ts, best_split = s, best_tiles = tiles_mn * s;
         }
       }
@@ -757,9 +751,9 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     // Flash-decoding (Dao et al. 2023): a block per (batch, kv head, key split) handles the
     // group's query rows (padded to 16, the mma M) against a chunk of keys; a combine kernel
     // merges the splits' partial outputs by their log-sum-exp. Only for one query: from two on,
-    // cuDNN (what PyTorch's SDPA runs on Hopper) runs its prefill kernel with the queries padded
-    // to its 64-row tile (validate/data/h200/attention_sweep1: 16 and 64 queries cost what 64
-    // do, each on the sm90 forward kernel).
+    // cuDNN (what PyTorch's SDPA runs on Hopper) runs its prefill kernel, the queries padded to
+    // its 128-query CTA (validate/data/h200/attention_sweep1: 16 and 64 queries over 4096 keys
+    // cost the same, each on the sm90 forward kernel).
     const double group = h / kvh;
     const double rows = std::ceil(group * sq / 16) * 16;
     const long long groups = static_cast<long long>(b * kvh);
@@ -841,26 +835,25 @@ OpPlan plan_attention(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSp
     // block per SM carrying the busiest SM's tiles.
     const long long ctas = static_cast<long long>(b * h) * nq;
     const long long sms = gpu.sm.count;
-    double busiest = 0, total = 0;
-    long long longest = 0;
-    for (long long i = 0; i < nq; ++i) {
-      total += static_cast<double>(tiles_of(i));
-      longest = std::max(longest, tiles_of(i));
-    }
+    std::vector<long long> tiles(static_cast<size_t>(nq));
+    double total = 0;
+    for (long long i = 0; i < nq; ++i) total += static_cast<double>(tiles[i] = tiles_of(i));
     total *= b * h;
+    const long long longest = tiles.empty() ? 0 : tiles.back();  // the last query tile sees most
+    double busiest = 0;
     if (!causal) {
       busiest = static_cast<double>(cdiv(ctas, sms) * kt_all);
     } else if (ctas <= 64 * sms) {
-      std::vector<long long> free_at(static_cast<size_t>(sms), 0);
-      std::priority_queue<long long, std::vector<long long>, std::greater<>> q(std::greater<>{},
-                                                                               std::move(free_at));
+      std::priority_queue<long long, std::vector<long long>, std::greater<>> free_at(
+          std::greater<>{}, std::vector<long long>(static_cast<size_t>(sms), 0));
+      long long end = 0;
       for (long long c = 0; c < ctas; ++c) {
-        const long long t = q.top();
-        q.pop();
-        q.push(t + tiles_of(c % nq));
+        const long long t = free_at.top() + tiles[c % nq];
+        free_at.pop();
+        free_at.push(t);
+        end = std::max(end, t);
       }
-      while (q.size() > 1) q.pop();
-      busiest = static_cast<double>(q.top());
+      busiest = static_cast<double>(end);
     } else {
       // Many CTAs a SM: the average plus half the longest CTA (within Graham's bound).
       busiest = total / static_cast<double>(sms) + 0.5 * static_cast<double>(longest);
