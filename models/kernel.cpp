@@ -285,7 +285,9 @@ KernelSetup kernel_setup(const hw::GpuSpec& gpu, const KernelParams& k, const Ke
       d.unique_read_bytes < 0 ? total_reads : std::min(total_reads, d.unique_read_bytes * amp);
   const double ws = d.reuse_working_set < 0 ? unique : d.reuse_working_set * amp;
   s.l2_hit = ws > 0 ? std::min(1.0, gpu.memory.l2_size / ws) : 1.0;
-  const double hbm_reads_total = unique + (total_reads - unique) * (1.0 - s.l2_hit);
+  // Bytes the kernel before wrote and L2 still holds are first reads that hit.
+  const double resident = std::min(unique, d.l2_resident_read_bytes * amp);
+  const double hbm_reads_total = (unique - resident) + (total_reads - unique) * (1.0 - s.l2_hit);
   const double read_fraction = total_reads > 0 ? hbm_reads_total / total_reads : 0.0;
   s.l2_bytes = reads + writes;
   // HBM is read in atoms larger than an L2 sector: elements further apart than a sector each cost a

@@ -68,6 +68,9 @@ struct KernelDesc {
   double unique_read_bytes = -1;
   /// Bytes that must stay in L2 for the re-reads to hit; < 0: unique_read_bytes.
   double reuse_working_set = -1;
+  /// Distinct bytes (whole kernel) that the kernel before wrote and L2 still holds: read from L2,
+  /// not HBM. The caller decides they fit (models/op_library.cpp, custom's just_written).
+  double l2_resident_read_bytes = 0;
   int ilp = 0;                          ///< memory requests in flight per warp; 0: the parameter
   double inflight_bytes_per_block = 0;  ///< > 0 overrides warps x ilp x 512 (TMA pipelines)
   double overhead_s = 0;                ///< fixed time per block (GEMM prologue/epilogue)

@@ -170,7 +170,15 @@ const std::vector<OpDecl>& table() {
          1,
          16,
          "bytes one thread loads per memory operation (16: 128-bit vector loads; 2: scalar "
-         "bf16)"}}},
+         "bf16)"},
+        {"just_written",
+         P::kFloat,
+         "0",
+         {},
+         0,
+         1e30,
+         "bytes of bytes_read that the kernel before this one wrote: L2 serves them when they "
+         "fit in it (a norm's reduction reading the tensor the step before produced)"}}},
       // Microbenchmark ops, measured by validate/ridge-bench.
       {"membw",
        "streaming read, write or copy of a buffer",
@@ -338,6 +346,10 @@ struct OpBuilder {
     if (kind == "custom" && params["block"].get<long long>() % 32 != 0) {
       // Not an error in CUDA, but the model counts whole warps; say so rather than guess.
       bad(kind, "block", "expected a multiple of 32 threads");
+    }
+    if (kind == "custom" &&
+        params["just_written"].get<double>() > params["bytes_read"].get<double>()) {
+      bad(kind, "just_written", "expected at most bytes_read (the bytes the kernel reads)");
     }
     OpSpec out;
     out.kind_ = std::string(kind);

@@ -1183,6 +1183,9 @@ OpPlan plan_op(const hw::GpuSpec& gpu, const KernelParams& kp, const OpSpec& op,
     d.elem_bytes = 4;
     d.stride = static_cast<int>(op.i("stride"));
     d.unique_read_bytes = op.f("bytes_read") / op.f("reuse");
+    // A tensor the kernel before wrote is still in L2 when it fits there (a sequential re-read of
+    // a larger one finds its start evicted: no hits, as LRU gives a scan larger than the cache).
+    if (op.f("just_written") <= gpu.memory.l2_size) d.l2_resident_read_bytes = op.f("just_written");
     d.ilp = static_cast<int>(op.i("ilp"));
     // In flight per block: each warp's `ilp` requests of 32 x load_bytes (the default, 16-byte
     // vector loads, is the model's 512 bytes per request).

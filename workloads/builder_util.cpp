@@ -74,6 +74,72 @@ int Emitter::pass(const std::string& name, Category c, double bytes_read, double
                 kernels);
 }
 
+namespace {
+long long last_pow2(long long n) {
+  long long p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+long long div_up(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+}  // namespace
+
+TorchReduceLaunch torch_reduce_launch(long long rows, long long cols, int sms) {
+  constexpr long long kMaxThreads = 512, kWarp = 32, kMinValues = 16, kMaxValues = 256;
+  TorchReduceLaunch l;
+  long long dim0 = std::max<long long>(1, cols);
+  const long long dim1 = std::max<long long>(1, rows);
+  if (dim0 > 128) {
+    dim0 = div_up(dim0, 4);  // four fp32 values a 16-byte load
+    l.load_bytes = 16;
+  } else {
+    l.load_bytes = 4;
+  }
+  const long long p0 = dim0 < kMaxThreads ? last_pow2(dim0) : kMaxThreads;
+  const long long p1 = dim1 < kMaxThreads ? last_pow2(dim1) : kMaxThreads;
+  long long width = std::min(p0, kWarp);
+  const long long height = std::min(p1, kMaxThreads / width);
+  width = std::min(p0, kMaxThreads / height);
+  long long values = div_up(dim0, width);  // per thread, the block's width splitting the input
+  long long outputs_per_block = height;
+  if (values >= height * kMinValues || values >= kMaxValues) {
+    values = div_up(dim0, width * height);  // the warps split the input too
+    outputs_per_block = 1;
+  }
+  long long grid = div_up(dim1, outputs_per_block);
+  const long long target = static_cast<long long>(sms) * (2048 / (width * height));
+  if (outputs_per_block == 1 && values >= kMaxValues && grid <= target) {
+    const long long ctas = std::max(std::min(div_up(target, grid), div_up(values, kMinValues)),
+                                    div_up(values, kMaxValues));
+    if (ctas > 1) {
+      values = div_up(values, ctas);
+      grid *= ctas;
+    }
+  }
+  l.grid = grid;
+  l.block = static_cast<int>(width * height);
+  l.loads_per_thread = values;
+  return l;
+}
+
+int Emitter::row_reduction(const std::string& name, long long rows, long long cols,
+                           bool just_written) {
+  // The SM count only matters to the global split, which needs 256+ loads a thread (rows of
+  // 2^17+ fp32 values at few rows): the H100/H200's 132.
+  const TorchReduceLaunch l = torch_reduce_launch(rows, cols, 132);
+  const double n = static_cast<double>(rows) * static_cast<double>(cols);
+  return kernel(name, Category::kElementwise, "custom",
+                {{"grid", l.grid},
+                 {"block", l.block},
+                 {"bytes_read", 4.0 * n},
+                 {"bytes_written", 4.0 * static_cast<double>(rows)},
+                 {"flops_fp32", n},
+                 {"ilp", 1},
+                 {"load_bytes", l.load_bytes},
+                 {"just_written", just_written ? 4.0 * n : 0.0}});
+}
+
 int Emitter::elementwise(const std::string& name, std::string_view op, long long n,
                          std::string_view dtype) {
   return kernel(name, Category::kElementwise, "elementwise",

@@ -102,7 +102,7 @@ void norm_fwd(Emitter& e, const TransformerConfig& m, const std::string& n, long
   const long long N = rows * m.d_model;
   e.cast(n + ".to_fp32", N, 2, 4);
   e.elementwise(n + ".pow", "mul", N, "fp32");
-  const int mean = e.pass(n + ".mean", C::kElementwise, 4.0 * N, 4.0 * rows, double(N));
+  const int mean = e.row_reduction(n + ".mean", rows, m.d_model, true);  // pow's output
   e.graph().op(mean).eager_call = EagerCall::kReduction;
   e.elementwise(n + ".add_eps", "add", rows, "fp32");
   e.elementwise(n + ".rsqrt", "mul", rows, "fp32");

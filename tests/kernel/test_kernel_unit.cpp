@@ -65,3 +65,30 @@ TEST_CASE("a prediction fills the interface's fields", "[unit]") {
   CHECK(p.roof_fraction > 0.5);
   CHECK(p.roof_fraction <= 1.0);
 }
+
+TEST_CASE("a custom kernel's just-written input is read from L2 when it fits there", "[unit]") {
+  // One 512-thread block reading 256 KiB with one 16-byte load in flight a thread (8 KiB a round,
+  // 32 rounds): latency-bound, so every round waits HBM's latency when the bytes come from HBM and
+  // L2's when the kernel before left them in L2: 32 rounds, each shorter by hbm_latency -
+  // l2_latency. (The wave's exposed latency stays HBM's in both: the kernel's writes go there.)
+  const hw::GpuSpec g = hw::find_gpu("h200");
+  auto t = [&](const std::string& just_written) {
+    return models::predict_kernel(
+               g, models::OpSpec::parse("custom", {"grid=1", "block=512", "bytes_read=262144",
+                                                   "bytes_written=64", "ilp=1", just_written}))
+        .kernel_time_s;
+  };
+  const double cold = t("just_written=0"), warm = t("just_written=262144");
+  const double step = g.param("hbm_latency") - g.param("l2_latency");
+  CHECK(cold - warm == Approx(32 * step).epsilon(0.02));
+  // A tensor larger than L2 re-read from its start finds that start evicted: no hits.
+  auto big = [&](const std::string& just_written) {
+    return models::predict_kernel(
+               g, models::OpSpec::parse(
+                      "custom", {"grid=132", "block=512", "bytes_read=2e9", "ilp=1", just_written}))
+        .kernel_time_s;
+  };
+  CHECK(big("just_written=2e9") == big("just_written=0"));
+  CHECK_THROWS_WITH(models::OpSpec::parse("custom", {"grid=1", "bytes_read=10", "just_written=11"}),
+                    Catch::Contains("just_written") && Catch::Contains("at most bytes_read"));
+}

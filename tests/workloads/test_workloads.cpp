@@ -379,6 +379,38 @@ bool interleaved_run(const std::string& run) {
   return run.rfind("e2e_il", 0) == 0;
 }
 
+// The predicted column of a pre-registered set's predictions.md (validate/prereg/SET), by case
+// id, in seconds: the figures committed before the measurement, which later model changes must
+// not move (the current model's rows come from e2e_rows).
+std::map<std::string, double> preregistered(const std::string& set) {
+  std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/validate/prereg/" + set + "/predictions.md");
+  REQUIRE(in);
+  std::map<std::string, double> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto a = line.find("| `"), b = line.find("` | ");
+    if (a != 0 || b == std::string::npos) continue;
+    const auto ms = line.find(" ms |", b);
+    REQUIRE(ms != std::string::npos);
+    out[line.substr(3, b - 3)] = std::stod(line.substr(b + 4, ms - b - 4)) * 1e-3;
+  }
+  return out;
+}
+
+// Each measured case of `run` against its pre-registered prediction: (id, error).
+std::vector<std::pair<std::string, double>> preregistered_errors(const std::string& set,
+                                                                 const std::string& run) {
+  const auto pred = preregistered(set);
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& r : e2e_rows(run)) {
+    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
+    const auto it = pred.find(r.id);
+    REQUIRE(it != pred.end());
+    out.emplace_back(r.id, it->second / r.measured_s - 1.0);
+  }
+  return out;
+}
+
 std::vector<E2eRow> pooled_e2e_rows() {
   std::vector<ridge::workloads::E2eRun> runs;
   for (const char* run : kE2eRuns) runs.push_back({run, e2e_rows(run)});
@@ -648,6 +680,32 @@ TEST_CASE("a malformed e2e record is refused with the record and the field named
         "records[0] (case/d): params.kv_heads: must divide heads (32 % 5 = 2)");
 }
 
+// PyTorch's reduce_kernel launches as its profiler recorded them for the composed RMSNorm's
+// mean(-1) over fp32 rows (validate/data/h200/e2e_prereg1 and e2e_prereg2, kernel lists of the
+// prefill and eager decode steps): 16 rows of 1536, 3072 or 4096 on one block of 32 x 16
+// threads; one row on one block of 256 (1536) or 512 (3072, 4096); 1024 rows on 64 such blocks.
+TEST_CASE("row reductions launch as PyTorch's reduce_kernel did on the H200", "[unit]") {
+  using ridge::workloads::torch_reduce_launch;
+  for (long long cols : {1536LL, 3072LL, 4096LL}) {
+    INFO("cols " << cols);
+    const auto d16 = torch_reduce_launch(16, cols, 132);
+    CHECK(d16.grid == 1);
+    CHECK(d16.block == 512);
+    CHECK(d16.loads_per_thread == cols / 4 / 32);  // a warp a row, four floats a load
+    const auto d1 = torch_reduce_launch(1, cols, 132);
+    CHECK(d1.grid == 1);
+    CHECK(d1.block == (cols == 1536 ? 256 : 512));
+    const auto p = torch_reduce_launch(1024, cols, 132);
+    CHECK(p.grid == 64);
+    CHECK(p.block == 512);
+  }
+  // Long rows split the input across the block's warps and then across blocks: at 4 rows of 2^20
+  // a thread would otherwise load 8192 vectors.
+  const auto wide = torch_reduce_launch(4, 1 << 20, 132);
+  CHECK(wide.grid > 4);
+  CHECK(wide.loads_per_thread <= 256);
+}
+
 // Pre-registered set e2e1 (validate/prereg/e2e1: predictions committed before the measurement):
 // models no fit has seen. The GPU-bound steps (GPT-2 large and XL training, Llama-3.2 3B decode
 // with CUDA graphs) meet issue 18's 10% target: measured -0.5%, -0.5%, +2.0%, -8.2%.
@@ -680,18 +738,19 @@ TEST_CASE("pre-registered e2e1 run 2: every step of the unseen models within 10%
 }
 
 // Pre-registered set e2e2 (validate/prereg/e2e2: predictions committed before the measurement,
-// after the attention round): models no fit has seen. Every step but one within 10%: +1.0%, -2.2%
-// (training at 2048 and 4096 tokens), +1.6%, +5.4%, -3.0%, -1.2%, -9.9% (Llama-2 7B's shape),
-// +9.3%, +7.9%, +2.8%, -4.7% (Qwen2.5-1.5B's).
+// after the attention round): models no fit has seen. Scored on the committed predictions
+// (predictions.md), not the current model: the PyTorch row-reduction launch (workloads/
+// builder_util.cpp torch_reduce_launch) was modelled after these runs were read, so for the
+// current model e2e2 is fit data. Every step but one within 10%: +1.0%, -2.2% (training at 2048
+// and 4096 tokens), +1.6%, +5.4%, -3.0%, -1.2%, -9.9% (Llama-2 7B's shape), +9.3%, +7.9%, +2.8%,
+// -4.7% (Qwen2.5-1.5B's).
 TEST_CASE("pre-registered e2e2: every step of the unseen models but one within 10%",
           "[validation]") {
   int n = 0;
-  for (const auto& r : e2e_rows("e2e_prereg2")) {
-    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
-    if (r.id == "e2e/decode/qwen2.5-1.5b-shape/b16_ctx1024/eager") continue;  // below
-    INFO(r.id << ": predicted " << r.predicted_s * 1e3 << " ms, measured " << r.measured_s * 1e3
-              << " ms");
-    CHECK(std::fabs(r.error) <= 0.10);
+  for (const auto& [id, error] : preregistered_errors("e2e2", "e2e_prereg2")) {
+    if (id == "e2e/decode/qwen2.5-1.5b-shape/b16_ctx1024/eager") continue;  // below
+    INFO(id << ": error " << error * 100 << "%");
+    CHECK(std::fabs(error) <= 0.10);
     ++n;
   }
   CHECK(n == 11);
@@ -703,10 +762,10 @@ TEST_CASE("pre-registered e2e2: every step of the unseen models but one within 1
 TEST_CASE("pre-registered e2e2: the host-affected eager decode within 10% (target, not met)",
           "[validation][!shouldfail]") {
   int n = 0;
-  for (const auto& r : e2e_rows("e2e_prereg2")) {
-    if (r.id != "e2e/decode/qwen2.5-1.5b-shape/b16_ctx1024/eager") continue;
-    INFO(r.id << ": error " << r.error * 100 << "%");
-    CHECK(std::fabs(r.error) <= 0.10);
+  for (const auto& [id, error] : preregistered_errors("e2e2", "e2e_prereg2")) {
+    if (id != "e2e/decode/qwen2.5-1.5b-shape/b16_ctx1024/eager") continue;
+    INFO(id << ": error " << error * 100 << "%");
+    CHECK(std::fabs(error) <= 0.10);
     ++n;
   }
   REQUIRE(n == 1);
@@ -717,28 +776,31 @@ TEST_CASE("pre-registered e2e2: the host-affected eager decode within 10% (targe
 // +3.7%, +2.7%, +3.2%, -4.4%. The exception is below.
 TEST_CASE("pre-registered e2e2 run 2: every step but one within 10%", "[validation]") {
   int n = 0;
-  for (const auto& r : e2e_rows("e2e_prereg2_run2")) {
-    if (r.id.rfind("e2e/diffusion/", 0) == 0) continue;  // the fitted cases, run alongside
-    if (r.id == "e2e/decode/llama2-7b-shape/b16_ctx1024/graph") continue;  // below
-    INFO(r.id << ": error " << r.error * 100 << "%");
-    CHECK(std::fabs(r.error) <= 0.10);
+  for (const auto& [id, error] : preregistered_errors("e2e2", "e2e_prereg2_run2")) {
+    if (id == "e2e/decode/llama2-7b-shape/b16_ctx1024/graph") continue;  // below
+    INFO(id << ": error " << error * 100 << "%");
+    CHECK(std::fabs(error) <= 0.10);
     ++n;
   }
   CHECK(n == 11);
 }
 
 // Llama-2 7B's shape, CUDA-graph decode at batch 16: -9.9% in run 1 and -10.5% in run 2, a
-// GPU-bound step at the edge of the target (the decode attention's K/V read, 3.9 TB/s measured
-// against the model's 4.5; validate/prereg/e2e2/README.md).
+// GPU-bound step at the edge of the target (validate/prereg/e2e2/README.md: the composed
+// RMSNorm's mean on one 512-thread block, 8.7 us a call against the 2.1 us the model then gave,
+// and the decode attention's K/V read, 3.9 TB/s measured against the model's 4.5).
 TEST_CASE(
     "pre-registered e2e2 run 2: batch-16 graph decode of Llama-2 7B's shape within 10% "
     "(target, not met)",
     "[validation][!shouldfail]") {
-  for (const auto& r : e2e_rows("e2e_prereg2_run2")) {
-    if (r.id != "e2e/decode/llama2-7b-shape/b16_ctx1024/graph") continue;
-    INFO(r.id << ": error " << r.error * 100 << "%");
-    CHECK(std::fabs(r.error) <= 0.10);
+  int n = 0;
+  for (const auto& [id, error] : preregistered_errors("e2e2", "e2e_prereg2_run2")) {
+    if (id != "e2e/decode/llama2-7b-shape/b16_ctx1024/graph") continue;
+    INFO(id << ": error " << error * 100 << "%");
+    CHECK(std::fabs(error) <= 0.10);
+    ++n;
   }
+  REQUIRE(n == 1);
 }
 
 // Run 1's Llama-3.2 3B prefill and eager decode miss the target, -43% to -44%, measured with the
