@@ -41,6 +41,19 @@ if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e2":
              head_dim=128, ffn=8960, vocab=151936, tied_embeddings=True, rope_theta=1000000.0,
              norm_eps=1e-6),
     ]
+# RIDGE_E2E_SET=prereg-e2e3: models no fit has seen (validate/prereg/e2e3/README.md): Mistral 7B's
+# shape (v0.1 config.json: 32 layers, hidden 4096, 32 heads, 8 KV heads, intermediate 14336, vocab
+# 32000, untied, rope_theta 10000; without its sliding window, which a 1024-token context never
+# reaches) and Llama-2 13B's (40 layers, hidden 5120, 40 heads, 40 KV heads, intermediate 13824,
+# vocab 32000, untied, rope_theta 10000).
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e3":
+    MODELS = [
+        dict(model="mistral-7b-shape", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
+             ffn=14336, vocab=32000, tied_embeddings=False, rope_theta=10000.0, norm_eps=1e-5),
+        dict(model="llama2-13b-shape", layers=40, d_model=5120, heads=40, kv_heads=40,
+             head_dim=128, ffn=13824, vocab=32000, tied_embeddings=False, rope_theta=10000.0,
+             norm_eps=1e-5),
+    ]
 MAX_LEN = 2048
 PREFILL_LEN = 1024
 CONTEXT = 1024

@@ -35,6 +35,15 @@ if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e2":
         ("gpt-neo-1.3b-shape", 24, 2048, 16, 50304, 2048, 4),
         ("pythia-410m-shape", 24, 1024, 16, 50304, 4096, 2),
     ]
+# RIDGE_E2E_SET=prereg-e2e3: models no fit has seen (validate/prereg/e2e3/README.md), in this
+# script's GPT-2 architecture: OPT-2.7B's shape (32 x 2560, 32 heads of 80; Zhang et al. 2022,
+# Table 1) at 2048 tokens and BLOOM-560M's (24 x 1024, 16 heads of 64, its 250880-token vocabulary;
+# bigscience/bloom-560m config.json) at 2048 tokens.
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e3":
+    CONFIGS = [
+        ("opt-2.7b-shape", 32, 2560, 32, 50304, 2048, 2),
+        ("bloom-560m-shape", 24, 1024, 16, 250880, 2048, 4),
+    ]
 WARMUP = 3
 REPS = 10
 LR = 1e-4
