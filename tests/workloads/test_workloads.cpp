@@ -803,6 +803,50 @@ TEST_CASE(
   REQUIRE(n == 1);
 }
 
+// Pre-registered set e2e3 (validate/prereg/e2e3: predictions committed in e503f44 by the model
+// of fa99191, before the measurement): OPT-2.7B and BLOOM-560M training shapes, Mistral 7B and
+// Llama-2 13B prefill and decode. Run 1 is the test: every step but Mistral 7B's two eager decodes
+// within 10% (-0.9%, -3.7%, +6.8%, +0.9%, -3.5%, -1.5%, +2.6%, +3.1%, -1.3%, -6.3%); run 3 (a
+// replication; run 2's files were lost) the same ten within 10% again.
+const char* const kE2e3HostSlowed[] = {"e2e/decode/mistral-7b-shape/b1_ctx1024/eager",
+                                       "e2e/decode/mistral-7b-shape/b16_ctx1024/eager"};
+
+bool e2e3_host_slowed(const std::string& id) {
+  for (const char* h : kE2e3HostSlowed)
+    if (id == h) return true;
+  return false;
+}
+
+TEST_CASE("pre-registered e2e3: every step but the two host-slowed eager decodes within 10%",
+          "[validation]") {
+  for (const char* run : {"e2e_prereg3", "e2e_prereg3_run3"}) {
+    int n = 0;
+    for (const auto& [id, error] : preregistered_errors("e2e3", run)) {
+      if (e2e3_host_slowed(id)) continue;  // below
+      INFO(run << " " << id << ": error " << error * 100 << "%");
+      CHECK(std::fabs(error) <= 0.10);
+      ++n;
+    }
+    CHECK(n == 10);
+  }
+}
+
+// The two misses of run 1 (-43.4%, -48.8%) and run 3 (-19.4%, -20.9%): Mistral 7B's eager decodes,
+// host-bound, with none of their 30 steps at nominal host speed in either run (CPU probe medians
+// 316-352 us against 180-199 us in the cases around them), so compared on all their steps by the
+// rule fixed before the run.
+TEST_CASE("pre-registered e2e3: Mistral 7B's eager decodes within 10% (target, not met)",
+          "[validation][!shouldfail]") {
+  int n = 0;
+  for (const auto& [id, error] : preregistered_errors("e2e3", "e2e_prereg3")) {
+    if (!e2e3_host_slowed(id)) continue;
+    INFO(id << ": error " << error * 100 << "%");
+    CHECK(std::fabs(error) <= 0.10);
+    ++n;
+  }
+  REQUIRE(n == 2);
+}
+
 // Run 1's Llama-3.2 3B prefill and eager decode miss the target, -43% to -44%, measured with the
 // host ~1.6x slow through the whole decode script (CPU probes 307-324 us against 178-195 us
 // elsewhere in the lease), which that run cannot tell from a model error (run 2 above can).
