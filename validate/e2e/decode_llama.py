@@ -54,6 +54,20 @@ if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e3":
              head_dim=128, ffn=13824, vocab=32000, tied_embeddings=False, rope_theta=10000.0,
              norm_eps=1e-5),
     ]
+# RIDGE_E2E_SET=prereg-e2e4: models no fit has seen (validate/prereg/e2e4/README.md): Qwen2.5-7B's
+# shape (its config.json: 28 layers, hidden 3584, 28 heads, 4 KV heads, intermediate 18944, vocab
+# 152064, untied, rope_theta 1e6, eps 1e-6; without its QKV bias) and Phi-3-mini's (32 layers,
+# hidden 3072, 32 heads of 96, no GQA, intermediate 8192, vocab 32064, untied, rope_theta 10000;
+# its fused qkv and gate_up projections as separate Linears, as this script runs every model).
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e4":
+    MODELS = [
+        dict(model="qwen2.5-7b-shape", layers=28, d_model=3584, heads=28, kv_heads=4,
+             head_dim=128, ffn=18944, vocab=152064, tied_embeddings=False,
+             rope_theta=1000000.0, norm_eps=1e-6),
+        dict(model="phi-3-mini-shape", layers=32, d_model=3072, heads=32, kv_heads=32,
+             head_dim=96, ffn=8192, vocab=32064, tied_embeddings=False, rope_theta=10000.0,
+             norm_eps=1e-5),
+    ]
 MAX_LEN = 2048
 PREFILL_LEN = 1024
 CONTEXT = 1024

@@ -380,6 +380,44 @@ def cpu_probe_us():
     return (time.perf_counter() - t0) * 1e6
 
 
+# The host-speed retry (RIDGE_E2E_RETRY_SLOW_HOST=N, off by default; validate/prereg/e2e4): a case
+# whose timed calls have fewer than NOMINAL_MIN_STEPS at nominal host speed (CPU probe <= 1.25 x
+# the fastest probe this process has seen, the rule `ridge run --e2e-table` compares by) is timed
+# again, up to N more times, after a pause; the attempt with the most nominal calls is kept (the
+# latest of equals) and every attempt is listed in the record's cpu_probe.attempts.
+NOMINAL_FACTOR = 1.25
+NOMINAL_MIN_STEPS = 3
+RETRY_PAUSE_S = 2.0
+_fastest_probe = [float("inf")]
+# The scripts of one run_all.sh run share the fastest probe through this file (the run's fastest is
+# what `ridge run --e2e-table` compares against), so a script that starts on a slow host still
+# knows what nominal is.
+_PROBE_FILE_ENV = "RIDGE_E2E_FASTEST_PROBE_FILE"
+
+
+def _load_fastest():
+    path = os.environ.get(_PROBE_FILE_ENV)
+    if path and os.path.exists(path):
+        try:
+            with open(path) as f:
+                _fastest_probe[0] = min(_fastest_probe[0], float(f.read().strip()))
+        except (OSError, ValueError):
+            pass
+    if _fastest_probe[0] == float("inf"):
+        _fastest_probe[0] = min(cpu_probe_us() for _ in range(200))
+
+
+def _save_fastest():
+    path = os.environ.get(_PROBE_FILE_ENV)
+    if path:
+        with open(path, "w") as f:
+            f.write("%.3f\n" % _fastest_probe[0])
+
+
+def _nominal_count(probes):
+    return sum(1 for p in probes if p <= NOMINAL_FACTOR * _fastest_probe[0])
+
+
 def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
     """Time fn() per call: CUDA events around each call plus synchronised perf_counter wall.
 
@@ -388,15 +426,49 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
     (perf_counter from before the call to its return, before any synchronisation): a host-bound
     call's issue time is close to its event time, a GPU-bound call's is shorter. And in
     time_calls.last_probe_us, per call, the larger of cpu_probe_us() just before and just after it.
+    With RIDGE_E2E_RETRY_SLOW_HOST set, the host-speed retry above.
     """
+    retries = int(os.environ.get("RIDGE_E2E_RETRY_SLOW_HOST", "0") or 0)
+    attempts = []
+    kept = None
+    if retries > 0:
+        _load_fastest()
+    for attempt in range(retries + 1):
+        t0 = time.perf_counter()
+        got = _time_calls_once(fn, warmup if attempt == 0 else 1, reps, budget, min_left_s)
+        probes = got[3]
+        _fastest_probe[0] = min([_fastest_probe[0]] + probes)
+        nominal = _nominal_count(probes)
+        attempts.append({"calls": len(probes), "nominal": nominal,
+                         "probe_median_us": round(sorted(probes)[len(probes) // 2], 3)
+                         if probes else None})
+        if kept is None or nominal >= _nominal_count(kept[3]):
+            kept = got
+        took = time.perf_counter() - t0
+        if _nominal_count(kept[3]) >= NOMINAL_MIN_STEPS or attempt == retries:
+            break
+        if budget is not None and not budget.ok(min_left_s + RETRY_PAUSE_S + took):
+            break
+        log("  host slow (%d of %d calls at nominal speed, probe median %.0f us, fastest %.0f):"
+            " timing again" % (nominal, len(probes), attempts[-1]["probe_median_us"] or 0,
+                               _fastest_probe[0]))
+        time.sleep(RETRY_PAUSE_S)
+    if retries > 0:
+        _save_fastest()
+    ev_us, wall_us, issue_us, probe_us = kept
+    time_calls.last_issue_us = issue_us
+    time_calls.last_probe_us = probe_us
+    time_calls.last_attempts = attempts if retries > 0 else None
+    return ev_us, wall_us
+
+
+def _time_calls_once(fn, warmup, reps, budget, min_left_s):
     import torch
 
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     ev_us, wall_us, issue_us, probe_us = [], [], [], []
-    time_calls.last_issue_us = issue_us
-    time_calls.last_probe_us = probe_us
     for _ in range(reps):
         if budget is not None and not budget.ok(min_left_s) and len(ev_us) >= 3:
             log("  budget low: stopping after %d reps" % len(ev_us))
@@ -406,7 +478,7 @@ def time_calls(fn, warmup, reps, budget=None, min_left_s=3.0):
         wall_us.append(wall)
         issue_us.append(issue)
         probe_us.append(probe)
-    return ev_us, wall_us
+    return ev_us, wall_us, issue_us, probe_us
 
 
 def time_one_call(fn):
@@ -431,6 +503,7 @@ def time_one_call(fn):
 
 time_calls.last_issue_us = []
 time_calls.last_probe_us = []
+time_calls.last_attempts = None
 
 
 def issue_stats(warmup):
@@ -440,8 +513,13 @@ def issue_stats(warmup):
 
 def probe_stats():
     """The CPU probe of each call of the last time_calls(), in call order (as timing.samples_us)."""
-    return {"method": "cpu_probe", "work": CPU_PROBE_WORK,
-            "samples_us": [round(x, 3) for x in time_calls.last_probe_us]}
+    out = {"method": "cpu_probe", "work": CPU_PROBE_WORK,
+           "samples_us": [round(x, 3) for x in time_calls.last_probe_us]}
+    if time_calls.last_attempts is not None:
+        out["attempts"] = time_calls.last_attempts
+        out["nominal_rule"] = "probe <= %.2f x the fastest probe seen so far; retry below %d" % (
+            NOMINAL_FACTOR, NOMINAL_MIN_STEPS)
+    return out
 
 
 def time_back_to_back(fn, n):

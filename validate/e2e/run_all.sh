@@ -16,6 +16,8 @@ PY="${PYTHON:-python3}"
 TOTAL="${RIDGE_E2E_TOTAL_S:-225}"
 LOGDIR="$(mktemp -d /tmp/ridge_e2e_logs.XXXXXX)"
 export PYTHONUNBUFFERED=1
+# The fastest CPU probe so far, shared by the three scripts (e2e_common.py, host-speed retry).
+export RIDGE_E2E_FASTEST_PROBE_FILE="$LOGDIR/fastest_probe"
 export RIDGE_E2E_COMMAND="bash validate/e2e/run_all.sh $OUTDIR"
 START=$SECONDS
 

@@ -44,6 +44,15 @@ if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e3":
         ("opt-2.7b-shape", 32, 2560, 32, 50304, 2048, 2),
         ("bloom-560m-shape", 24, 1024, 16, 250880, 2048, 4),
     ]
+# RIDGE_E2E_SET=prereg-e2e4: models no fit has seen (validate/prereg/e2e4/README.md), in this
+# script's GPT-2 architecture: OPT-1.3B's shape (24 x 2048, 32 heads of 64, vocabulary 50272;
+# Zhang et al. 2022, Table 1) and BLOOM-1B1's (24 x 1536, 16 heads of 96, vocabulary 250880;
+# bigscience/bloom-1b1 config.json), both at 2048 tokens.
+if os.environ.get("RIDGE_E2E_SET") == "prereg-e2e4":
+    CONFIGS = [
+        ("opt-1.3b-shape", 24, 2048, 32, 50272, 2048, 4),
+        ("bloom-1b1-shape", 24, 1536, 16, 250880, 2048, 4),
+    ]
 WARMUP = 3
 REPS = 10
 LR = 1e-4
