@@ -1678,3 +1678,90 @@ TEST_CASE("H200 serving run 12: the metrics within their budgets (guard)",
   for (const auto& rec : json_file(kServe12 + "static/e2e_serve.json")["records"])
     CHECK(predicted(kServe12 + "static/static.yaml")["iterations"] == rec["iterations"].size());
 }
+
+// ---- H200 serving run 13 (validate/data/h200/serve13/preregistration.md): pre-registered ----
+// A replication of run 12 with new seeds (13001, 13002, static 13003): the same loop, rule and
+// scoring, the model frozen at fa99191. The rate is chosen on the device (rate_table.json, the
+// set's fraction x Ridge's capacity of the loop at the host probe just before the set), so the
+// guard holds grids at the table's rates at probes of 200, 300 and 400 us (guard/<set>-<probe>us/,
+// each a grid at 200, 300 and 400 us) and the static set's grid (static/, 140-440 us).
+namespace {
+
+const std::string kServe13 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve13/";
+
+// Freeze guard of a pre-registered grid (grid.json, `points` probes): the model still gives it at
+// the probes named, to 1e-12 relative (JSON's round trip of doubles; ridge --json prints 17
+// significant digits) and the iterations exactly. (Runs 9-12's copy went with their guards.)
+void check_grid(const ServeSet& s, const std::vector<int>& probes_us, std::size_t points) {
+  std::ifstream in(s.dir + "grid.json");
+  REQUIRE(in);
+  const auto grid = nlohmann::json::parse(in)["predictions_by_host_probe_us"];
+  CHECK(grid.size() == points);
+  for (int p : probes_us) {
+    auto study = load_serve_study(s.dir + s.policy + ".yaml");
+    study.engine.host_probe_s = double(p) * 1e-6;  // as the loader reads "P us"
+    study.engine.host_probe_trace.clear();         // the grid is at one probe throughout
+    const auto now = serve_json(run_serve(study));
+    const auto& want = grid.at(std::to_string(p)).at(s.policy);
+    INFO(s.dir << " at " << p << " us");
+    CHECK(now["iterations"] == want["iterations"]);
+    CHECK(now["requests_per_s"].get<double>() ==
+          Approx(want["requests_per_s"].get<double>()).epsilon(1e-12));
+    for (const char* m : {"ttft", "tpot", "e2e"})
+      for (const char* q : {"p50_s", "p99_s"}) {
+        INFO(m << " " << q);
+        CHECK(now[m][q].get<double>() == Approx(want[m][q].get<double>()).epsilon(1e-12));
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("H200 serving run 13 (pre-registered): the model reproduces the committed grid",
+          "[validation][serving]") {
+  for (const std::string set : {"set1", "set2"})
+    for (int p : {200, 300, 400})
+      check_grid({kServe13 + "guard/" + set + "-" + std::to_string(p) + "us/", "continuous"},
+                 {200, 300, 400}, 3);
+  check_grid({kServe13 + "static/", "static"}, {140, 300, 440}, 31);
+}
+
+// The committed table is run 12's rule applied to the capacities recomputed with the frozen
+// model: at every probe, each set's rate is its fraction (run 12's: 0.4 and 0.7) x the capacity
+// there rounded to 0.01 req/s (to within 0.5e-2 plus a rounding margin of 1e-9), the capacity is
+// the median of the three seeds' searches, and each guard folder's list is the set's run-13 seed
+// at the table's rate at its probe.
+TEST_CASE("H200 serving run 13 (pre-registered): the rate table is the rule's",
+          "[validation][serving]") {
+  const auto& table = json_file(kServe13 + "rate_table.json");
+  const auto& cap = json_file(kServe13 + "capacity.json")["capacity_by_probe_us"];
+  CHECK(table["fractions"] == json_file(kServe12 + "rate_table.json")["fractions"]);
+  CHECK(table["fractions"]["set1"] == 0.4);
+  CHECK(table["fractions"]["set2"] == 0.7);
+  CHECK(table["capacity_by_probe_us"].size() == cap.size());
+  CHECK(cap.size() == 16);  // 140, 160, ..., 440 us
+  for (const auto& [probe, c] : cap.items()) {
+    auto xs = c["by_seed"].get<std::vector<double>>();
+    REQUIRE(xs.size() == 3);
+    std::sort(xs.begin(), xs.end());
+    INFO("probe " << probe);
+    CHECK(c["median"].get<double>() == xs[1]);
+    CHECK(table["capacity_by_probe_us"][probe].get<double>() == xs[1]);
+    for (const std::string set : {"set1", "set2"}) {
+      const double want = table["fractions"][set].get<double>() * xs[1];
+      CHECK(std::fabs(table["rate_by_probe_us"][probe][set].get<double>() - want) <= 0.005 + 1e-9);
+    }
+  }
+  const std::map<std::string, int> seeds = {{"set1", 13001}, {"set2", 13002}};
+  for (const auto& [set, seed] : seeds) {
+    CHECK(table["seeds"][set] == seed);
+    for (const char* p : {"200", "300", "400"}) {
+      INFO(set << " at " << p << " us");
+      const auto& pred = json_file(kServe13 + "guard/" + set + "-" + p + "us/predictions.json");
+      CHECK(pred["rate_per_s"] == table["rate_by_probe_us"][p][set]);
+      CHECK(pred["cont_seed"] == seed);
+      CHECK(pred["cont_requests"] == 150);
+    }
+  }
+  CHECK(json_file(kServe13 + "static/predictions.json")["static_seed"] == 13003);
+}
