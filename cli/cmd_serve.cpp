@@ -44,7 +44,12 @@ constexpr ServeKey kServeKeys[] = {
     {"serve.engine.cuda_graph", "true", "decode-only batches replay captured graphs"},
     {"serve.engine.capture_sizes", "vLLM's", "captured decode batch sizes"},
     {"serve.engine.bucketing", "true", "memoize attention shapes by 1/64-octave buckets"},
-    {"serve.engine.model", "vllm", "vllm | hf_eager (eager HF graphs via the executor)"},
+    {"serve.engine.model", "vllm",
+     "vllm | hf_eager (eager HF graphs via the executor) | hf_graph (hf_eager with equal-prompt "
+     "prefills and decode-only batches replayed from CUDA graphs captured beforehand; decode "
+     "graphs per capture size and KV window)"},
+    {"serve.engine.graph_kv_window", "64",
+     "hf_graph: a decode graph's attention reads kv_len rounded up to a multiple of this"},
     {"serve.engine.sdpa_new_shape_decode", "38.4 ms",
      "hf_eager: host time of the first decode step at a new attention shape (cuDNN SDPA; "
      "measured, validate/data/h200/sdpa_shapes)"},

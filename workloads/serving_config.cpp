@@ -522,11 +522,15 @@ ServeStudy load_serve_study(const std::string& path) {
         for (double v : e->quantity_list("capture_sizes", hw::Dimension::kCount))
           s.engine.capture_sizes.push_back(static_cast<long long>(v));
         s.engine.bucketing = e->boolean("bucketing", true);
-        s.engine.hf_eager =
-            choose<bool>(*e, "model", "vllm", {{"vllm", false}, {"hf_eager", true}}, false);
+        const int engine_model = choose<int>(*e, "model", "vllm",
+                                             {{"vllm", 0}, {"hf_eager", 1}, {"hf_graph", 2}}, 0);
+        s.engine.hf_eager = engine_model != 0;
+        s.engine.hf_graph = engine_model == 2;
+        s.engine.graph_kv_window =
+            e->integer("graph_kv_window", s.engine.graph_kv_window, 1, 1LL << 20);
         if (s.engine.hf_eager && s.tp > 1)
           e->sink().add(*e->child("model", false), e->key_path("model"),
-                        "hf_eager runs one GPU; tp > 1 needs model: vllm");
+                        "hf_eager and hf_graph run one GPU; tp > 1 needs model: vllm");
         s.engine.sdpa_new_shape_decode_s =
             e->quantity("sdpa_new_shape_decode", hw::Dimension::kTime,
                         s.engine.sdpa_new_shape_decode_s, 0, 1e3);

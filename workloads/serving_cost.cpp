@@ -44,7 +44,9 @@ enum Component : std::uint64_t {
   kPrefillAttn = 3,
   kDecodeAttn = 4,
   kHfPrefill = 5,
-  kHfDecode = 6
+  kHfDecode = 6,
+  kHfDecodeGraph = 7,
+  kHfPrefillGraph = 8
 };
 
 std::uint64_t key(Component c, long long a, long long b) {
@@ -262,6 +264,28 @@ double IterationCostModel::hf_decode_s(long long batch, long long context) {
   return execute(build_decode_step(m_, o), gpu_, x).step_time_s;
 }
 
+double IterationCostModel::hf_decode_graph_s(long long batch, long long kv_len) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.context = kv_len - 1;
+  o.max_len = kv_len;
+  o.cuda_graph = true;
+  ExecOptions x;
+  x.mode = mode_;
+  return execute(build_decode_step(m_, o), gpu_, x).step_time_s;
+}
+
+double IterationCostModel::hf_prefill_graph_s(long long batch, long long prompt) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.prompt = prompt;
+  o.max_len = std::max<long long>(prompt, 1);
+  o.cuda_graph = true;
+  ExecOptions x;
+  x.mode = mode_;
+  return execute(build_prefill(m_, o), gpu_, x).step_time_s;
+}
+
 IterationParts IterationCostModel::compute_hf(const BatchShape& b, bool bucketed) {
   const auto bk = [bucketed](long long n) { return bucketed ? bucket_count(n) : n; };
   IterationParts p;
@@ -269,7 +293,13 @@ IterationParts IterationCostModel::compute_hf(const BatchShape& b, bool bucketed
   bool uniform = !b.prefills.empty();
   for (const auto& c : b.prefills)
     uniform = uniform && c.context == 0 && c.tokens == b.prefills.front().tokens;
-  if (uniform) {
+  if (uniform && e_.hf_graph && b.decodes == 0) {
+    // A captured prefill (exact shape, no build).
+    const long long n = static_cast<long long>(b.prefills.size());
+    t += memo(key(kHfPrefillGraph, n, b.prefills.front().tokens),
+              &IterationCostModel::hf_prefill_graph_s, n, b.prefills.front().tokens);
+    p.graph = true;
+  } else if (uniform) {
     const long long n = static_cast<long long>(b.prefills.size());
     const long long q = bk(b.prefills.front().tokens);
     t += memo(key(kHfPrefill, n, q), &IterationCostModel::hf_prefill_s, n, q);
@@ -281,6 +311,22 @@ IterationParts IterationCostModel::compute_hf(const BatchShape& b, bool bucketed
       t += memo(key(kHfPrefill, 1, q), &IterationCostModel::hf_prefill_s, 1, q);
       p.host_s += new_shape_s(1, c.tokens + c.context, c.tokens + c.context);
     }
+  }
+  const bool graph = e_.hf_graph && b.prefills.empty() && b.decodes > 0 &&
+                     !e_.capture_sizes.empty() && b.decodes <= e_.capture_sizes.back();
+  if (graph) {
+    // The captured graph of (padded batch, window): exact shapes, no timing buckets; no build.
+    const long long n =
+        *std::lower_bound(e_.capture_sizes.begin(), e_.capture_sizes.end(), b.decodes);
+    const long long w = std::max<long long>(1, e_.graph_kv_window);
+    const long long kv = (std::max<long long>(1, b.decode_context_max) + 1 + w - 1) / w * w;
+    t += memo(key(kHfDecodeGraph, n, kv), &IterationCostModel::hf_decode_graph_s, n, kv);
+    p.gpu_s = t;
+    p.cpu_s = e_.cpu_overhead_s;
+    p.total_s = p.cpu_s + t;
+    p.padded_decodes = n;
+    p.graph = true;
+    return p;
   }
   if (b.decodes > 0) {
     const long long ctx = bk(std::max<long long>(1, b.decode_context_max));

@@ -76,6 +76,16 @@ struct EngineCost {
   /// 446 ms). With cuDNN SDP disabled there is no such cost (flash split-KV: first 54 us, repeat 51
   /// us): set both to 0.
   double sdpa_new_shape_decode_s = 38.4e-3;
+  /// hf_eager only (study `model: hf_graph`): the loop replays CUDA graphs of its eager steps,
+  /// all captured before the first iteration (their SDPA builds paid then: a replay pays none;
+  /// validate/e2e/serve_llama.py --graphs). A decode-only batch of at most the largest capture
+  /// size replays the graph of (batch padded up to the next capture size, KV window): the loop
+  /// slices its static cache at kv_len rounded up to a multiple of graph_kv_window, so the
+  /// graph's shapes are fixed. A prefill of equal prompts without cached context replays the
+  /// graph of its (batch, prompt), the greedy first token in it. Each is Ridge's HF step with
+  /// cuda_graph (the executor's graph launch). Other iterations run eagerly as hf_eager.
+  bool hf_graph = false;
+  long long graph_kv_window = 64;
   double sdpa_new_shape_prefill_s = 0.446;
   /// Attention shapes (batch, q_len, kv_len) already run in the process before the first
   /// iteration (a warm-up, an earlier run): they pay no build.
@@ -198,6 +208,8 @@ class IterationCostModel {
               long long b);
   double hf_prefill_s(long long batch, long long prompt);
   double hf_decode_s(long long batch, long long context);
+  double hf_decode_graph_s(long long batch, long long kv_len);
+  double hf_prefill_graph_s(long long batch, long long prompt);
   IterationParts compute_hf(const BatchShape& b, bool bucketed);
   double new_shape_s(long long batch, long long q_len, long long kv_len);
   double dense2(long long t, long long) { return dense_s(t); }

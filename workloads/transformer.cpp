@@ -471,7 +471,10 @@ Graph build_inference(const TransformerConfig& m, const InferenceOptions& o, boo
   e.views(prefill ? 2 : 1);        // x[:, -1:, :] in prefill; the norm's module call
   norm_fwd(e, m, "final_norm", rows, false);
   e.gemm("lm_head", rows, m.vocab, x.d);
-  if (!prefill) {
+  // A captured prefill (o.cuda_graph) holds the loop's greedy first token too: argmax and the
+  // copy into the token buffer are in the graph (validate/e2e/serve_llama.py --graphs). The eager
+  // prefill's argmax stays outside Ridge's step, as the e2e prefill cases time it.
+  if (!prefill || o.cuda_graph) {
     e.views(1);  // logits[:, -1, :]
     e.pass("sample.argmax", C::kElementwise, 2.0 * rows * m.vocab, 8.0 * rows,
            double(rows * m.vocab));

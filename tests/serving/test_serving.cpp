@@ -12,7 +12,9 @@
 #include <sstream>
 
 #include "hw/gpu_loader.hpp"
+#include "workloads/executor.hpp"
 #include "workloads/serving.hpp"
+#include "workloads/transformer.hpp"
 
 using namespace ridge;
 using namespace ridge::workloads;
@@ -152,6 +154,70 @@ TEST_CASE("hf_eager: a new attention shape pays one SDPA graph build", "[unit][s
   e.sdpa_new_shape_decode_s = e.sdpa_new_shape_prefill_s = 0;
   IterationCostModel off(llama8b(), h200(), e);
   CHECK(off.time(decode(8, 300)).total_s == Approx(again).epsilon(1e-12));
+}
+
+// hf_graph (EngineCost::hf_graph): a decode-only batch replays the graph captured for
+// (batch padded up to the next capture size, kv_len rounded up to the window). Derivations: (1)
+// two batches that pad to the same capture size and window are the same replay, so their times
+// are equal exactly (11 decodes at context 300 and 16 at 318: both (16, kv 320)); (2) one more
+// cached token that crosses the window boundary (context 320: kv 321 -> 384) reads more KV, so it
+// costs more; (3) graphs were captured (and their SDPA builds paid) before the first iteration,
+// so a replay at a shape never seen pays no build, while (4) a batch above the largest capture
+// size runs eagerly and pays the build of its new shape; (5) a replay costs the executor's
+// graph-launched decode step at the padded shape plus cpu_overhead, no more (the executor's own
+// step, as a check that the padding rule feeds it (16, 320) and not (11, 301)); (6) for a
+// host-bound eager step (an 8B model at batch 1: ~300 launches) the graph is faster.
+TEST_CASE("hf_graph: decode batches replay graphs per capture size and KV window",
+          "[unit][serving]") {
+  const auto decode = [](long long n, long long ctx) {
+    BatchShape b;
+    b.decodes = n;
+    b.decode_context_max = ctx;
+    b.decode_context_sum = n * ctx;
+    return b;
+  };
+  EngineCost e;
+  e.hf_eager = true;
+  e.hf_graph = true;
+  e.graph_kv_window = 64;
+  e.capture_sizes = {1, 2, 4, 8, 16};
+  e.cpu_overhead_s = 0.2e-3;
+  e.sdpa_new_shape_decode_s = 38.4e-3;
+  IterationCostModel cost(llama8b(), h200(), e);
+  const auto a = cost.time(decode(11, 300)), b = cost.time(decode(16, 318));
+  CHECK(a.graph);
+  CHECK(a.padded_decodes == 16);
+  CHECK(a.total_s == b.total_s);                                  // (1)
+  CHECK(cost.time(decode(16, 320)).total_s > a.total_s);          // (2)
+  CHECK(a.host_s == 0);                                           // (3)
+  CHECK(cost.time(decode(17, 300)).host_s == Approx(38.4e-3));    // (4)
+  CHECK_FALSE(cost.time(decode(17, 300)).graph);
+  InferenceOptions o;
+  o.batch = 16;
+  o.context = 319;
+  o.max_len = 320;
+  o.cuda_graph = true;
+  const double step = execute(build_decode_step(llama8b(), o), h200()).step_time_s;
+  CHECK(a.total_s == Approx(0.2e-3 + step).epsilon(1e-12));      // (5)
+  // A prefill of equal prompts replays its captured graph (argmax and token copy included): no
+  // build, the executor's graph step plus cpu_overhead.
+  BatchShape pre;
+  pre.prefills.assign(1, PrefillChunk{256, 0, true});
+  const auto pg = cost.time(pre);
+  CHECK(pg.graph);
+  CHECK(pg.host_s == 0);
+  InferenceOptions po;
+  po.batch = 1;
+  po.prompt = 256;
+  po.max_len = 256;
+  po.cuda_graph = true;
+  CHECK(pg.total_s ==
+        Approx(0.2e-3 + execute(build_prefill(llama8b(), po), h200()).step_time_s).epsilon(1e-12));
+  EngineCost eager = e;
+  eager.hf_graph = false;
+  eager.sdpa_new_shape_decode_s = 0;
+  IterationCostModel ec(llama8b(), h200(), eager);
+  CHECK(cost.time(decode(1, 319)).total_s < ec.time(decode(1, 319)).total_s);  // (6)
 }
 
 // engine.host_probe: the serving host's CPU probe, r = probe / host_probe_us (EngineCost::

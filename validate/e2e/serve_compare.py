@@ -59,10 +59,20 @@ serve:
     max_num_seqs: {seqs}
     max_batched_tokens: {budget}
   engine:
-    model: hf_eager     # the eager PyTorch loop's op sequence and host costs (executor)
-    cpu_overhead: {cpu} ms  # {cpu_why}
+{engine}    cpu_overhead: {cpu} ms  # {cpu_why}
 {host}{extra}"""
 CPU_WHY = "one CPU probe (host_probe_us) + bookkeeping per iteration"
+ENGINE_EAGER = ("    model: hf_eager     # the eager PyTorch loop's op sequence and host costs "
+                "(executor)\n")
+# Run 14 (serve_llama.py --graphs): every step replays a graph captured before the set.
+ENGINE_GRAPHS = ("    model: hf_graph     # the loop's steps replayed from CUDA graphs (executor)\n"
+                 "    capture_sizes: [%s]  # serve_llama.py CAPTURE_SIZES\n"
+                 "    graph_kv_window: %d  # serve_llama.py KV_WINDOW\n"
+                 % (", ".join(str(n) for n in sl.CAPTURE_SIZES), sl.KV_WINDOW))
+
+
+def engine_lines():
+    return ENGINE_GRAPHS if RUN.get("graphs") else ENGINE_EAGER
 KEYS = ("requests_per_s", "output_tokens_per_s", "iterations", "duration_s")
 STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 
@@ -73,7 +83,8 @@ STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 # Run 5 adds `cont_requests` (the continuous set's length) and `host_probe_us` (the host probe the
 # prediction is made at; None: the GPU spec's host_probe_us, as runs 2-4).
 RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
-       "runs": ["static", "continuous"], "cont_requests": sl.CONT_REQUESTS, "host_probe_us": None}
+       "runs": ["static", "continuous"], "cont_requests": sl.CONT_REQUESTS, "host_probe_us": None,
+       "graphs": False, "static_requests": sl.STATIC_REQUESTS}
 
 
 def host_line():
@@ -88,7 +99,7 @@ def host_line():
 
 def cases():
     static, cont = sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"],
-                                    RUN["cont_requests"])
+                                    RUN["cont_requests"], RUN["static_requests"])
     return tuple(c for c in (
         ("static", "e2e/serve/static/llama3.2-1b", static, "static", sl.BATCH),
         ("continuous", "e2e/serve/continuous/llama3.2-1b", cont, "prefill_first", sl.SLOTS))
@@ -134,7 +145,8 @@ def predict_sets(ridge, d, per_request=True):
         write_trace(os.path.join(d, "%s_requests.csv" % name), reqs)
         study = os.path.join(d, "%s.yaml" % name)
         with open(study, "w") as f:
-            f.write(STUDY.format(what=rid, rid=rid, trace="%s_requests.csv" % name, policy=policy,
+            f.write(STUDY.format(engine=engine_lines(), what=rid, rid=rid,
+                                 trace="%s_requests.csv" % name, policy=policy,
                                  seqs=seqs, budget=sl.PROMPT, cpu=CPU_OVERHEAD_MS,
                                  cpu_why=CPU_WHY, host=host_line(), extra=seen_line(name)))
         preds[name] = slim(ridge_json(ridge, study, "%s_ridge_requests.csv" % name
@@ -239,7 +251,8 @@ def predict(ridge, d):
         write_trace(os.path.join(d, "step_requests.csv"), reqs)
         study = os.path.join(d, "step.yaml")
         with open(study, "w") as f:
-            f.write(STUDY.format(what="decode step, batch %d" % n, rid="decode step", policy="static",
+            f.write(STUDY.format(engine=engine_lines(), what="decode step, batch %d" % n,
+                                 rid="decode step", policy="static",
                                  trace="step_requests.csv", seqs=n, budget=sl.PROMPT * n, cpu=0,
                                  cpu_why="the forward alone", host="",
                                  extra="    sdpa_new_shape_decode: 0 ms  # the forward alone\n"))
@@ -252,7 +265,8 @@ def predict(ridge, d):
                    "cont_seed": RUN["cont_seed"], "runs": RUN["runs"],
                    "cont_requests": RUN["cont_requests"], "host_probe_us": RUN["host_probe_us"],
                    "host_probe_trace": RUN.get("host_probe_rule"),
-                   "cpu_overhead_ms": CPU_OVERHEAD_MS,
+                   "cpu_overhead_ms": CPU_OVERHEAD_MS, "graphs": RUN["graphs"],
+                   "static_requests": RUN["static_requests"],
                    "predictions": preds, "decode_step_s_by_batch": steps}, f, indent=1,
                   sort_keys=True)
         f.write("\n")
@@ -668,6 +682,7 @@ def main():
     ap.add_argument("--runs", default="static,continuous",
                     help="predict: the sets the measured process runs (serve_llama.py --runs)")
     ap.add_argument("--cont-requests", type=int, default=sl.CONT_REQUESTS)
+    ap.add_argument("--static-requests", type=int, default=sl.STATIC_REQUESTS)
     ap.add_argument("--host-probe-us", default=None,
                     help="predict/spread: the host probe to predict at (us), or `record` (predict: "
                          "DIR/e2e_serve.json's environment.host_probe_us, to 1 us) or `side` "
@@ -675,6 +690,8 @@ def main():
                          " or `loop-trace` (predict, run 9: the loop's own probe per iteration "
                          "as engine.host_probe_trace) or `side-trace` (DIR/side_probe.csv's "
                          "samples over the set as the trace)")
+    ap.add_argument("--graphs", action="store_true",
+                    help="predict: the loop ran with serve_llama.py --graphs (run 14)")
     ap.add_argument("--probes", default="150:230:10", help="grid: FIRST:LAST:STEP (us)")
     ap.add_argument("--seeds", default="101:110", help="spread: FIRST:LAST continuous seeds")
     a = ap.parse_args()
@@ -685,7 +702,8 @@ def main():
     else:
         rate = sl.RATE if a.rate is None else float(a.rate)
     RUN.update(rate_per_s=rate, static_seed=a.static_seed, cont_seed=a.cont_seed,
-               runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests)
+               runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests,
+               graphs=a.graphs, static_requests=a.static_requests)
     ridge, d = os.path.abspath(a.ridge), os.path.abspath(a.dir)
     probe = None
     if a.host_probe_us in ("loop-trace", "side-trace"):

@@ -33,6 +33,17 @@ Host probe (run 5): after the warm-up and before the first timed set, HOST_PROBE
 steps of a shape the warm-up ran (batch BATCH, kv_len PROMPT + 1), each synchronised and followed
 by e2e_common.cpu_probe_us(), as the loop probes between its iterations; the median probe is the
 record's environment.host_probe_us, the input Ridge's prediction takes (`engine.host_probe`).
+With --graphs (run 14): every step the loop runs in a set replays a CUDA graph captured before
+the set (after the warm-up, outside the timed window), vLLM's full-graph mode in miniature: the
+prefill of one prompt per cache row (continuous; BATCH x PROMPT for the static set), its greedy
+first token in the graph, and the decode step per (rows padded up to the next of CAPTURE_SIZES,
+KV window): the attention reads the cache's first W columns, W = the step's kv_len rounded up to
+a multiple of KV_WINDOW (the graph's shapes are fixed; the padding rows and columns are computed
+and ignored, as a padded vLLM graph computes its padding). Inputs go in through static buffers
+(the write column, the prompt's positions and tokens: one small copy or fill each, outside the
+graph). Every graph's SDPA build happens at capture, so no timed iteration builds one. A decode
+past the largest window (not reached by this loop's lengths) would run eagerly; the record says
+which graph each iteration replayed (`graph`). Ridge's engine `model: hf_graph`.
 Usage: python3 validate/e2e/serve_llama.py --out OUT/e2e_serve.json --budget 240 [--rate 3]
        [--static-seed 1234 --cont-seed 4321]  (run 3: other seeds and rate, the same loop)
        [--runs continuous]  (run 4: a second process that runs only the continuous set after
@@ -64,12 +75,81 @@ OUT_LO, OUT_HI = 16, 256
 SEED = 1234
 CONT_SEED = 4321
 HOST_PROBE_STEPS = 300
+# --graphs: captured decode sizes (vLLM's [1, 2, 4] + multiples of 8, up to SLOTS) and KV windows.
+CAPTURE_SIZES = (1, 2, 4, 8, 16)
+KV_WINDOW = 64
+MAX_WINDOW = 1024
+GRAPHS = [False]
 
 
-def request_lists(rate, seed=SEED, cont_seed=CONT_SEED, cont_requests=CONT_REQUESTS):
+def capture(torch, body):
+    """A CUDA graph of body(): two runs on a side stream first (allocator, cuBLAS and SDPA
+    builds), then the capture."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        body()
+        body()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        body()
+    torch.cuda.synchronize()
+    return g
+
+
+def window(kv_len):
+    return -(-kv_len // KV_WINDOW) * KV_WINDOW
+
+
+class StepGraphs:
+    """The --graphs loop's captured steps over one static cache (`caches`, rows 0..R-1) and token
+    buffer `tokbuf` [R, 1]: decode(n, col) replays (pad(n), window(col + 1)); prefill(key) replays
+    a prefill captured by add_prefill."""
+
+    def __init__(self, torch, model, caches, tokbuf, sizes, max_kv):
+        self.torch, self.model, self.caches, self.tokbuf = torch, model, caches, tokbuf
+        self.sizes = tuple(sizes)
+        self.pos = torch.zeros(1, dtype=torch.long, device="cuda")
+        self.dec, self.pre = {}, {}
+        t = time.perf_counter()
+        for n in self.sizes:
+            views = [(k[:n], v[:n]) for k, v in caches]
+            for w in range(window(PROMPT + 1), max_kv + 1, KV_WINDOW):
+                def body(n=n, w=w, views=views):
+                    logits = model(tokbuf[:n], self.pos, views, w, False)
+                    tokbuf[:n].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+                self.pos.fill_(w - 1)
+                self.dec[(n, w)] = capture(torch, body)
+        self.capture_s = time.perf_counter() - t
+
+    def add_prefill(self, key, tokens, pos, views, out):
+        """Captures model(tokens, pos, views, PROMPT, prefill) with its argmax into `out`."""
+        def body():
+            logits = self.model(tokens, pos, views, PROMPT, True)
+            out.copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+        t = time.perf_counter()
+        self.pre[key] = capture(self.torch, body)
+        self.capture_s += time.perf_counter() - t
+
+    def decode(self, n, col):
+        """Replays the step of n rows writing column col; returns (padded rows, window) or None
+        when no graph covers it (the caller runs the step eagerly)."""
+        w = window(col + 1)
+        pad = next((s for s in self.sizes if s >= n), None)
+        g = self.dec.get((pad, w))
+        if g is None:
+            return None
+        self.pos.fill_(col)
+        g.replay()
+        return [pad, w]
+
+
+def request_lists(rate, seed=SEED, cont_seed=CONT_SEED, cont_requests=CONT_REQUESTS,
+                  static_requests=STATIC_REQUESTS):
     rng = random.Random(seed)
     static = [dict(id=i, arrival_s=0.0, prompt_tokens=PROMPT,
-                   output_tokens=rng.randint(OUT_LO, OUT_HI)) for i in range(STATIC_REQUESTS)]
+                   output_tokens=rng.randint(OUT_LO, OUT_HI)) for i in range(static_requests)]
     rng = random.Random(cont_seed)
     t = 0.0
     cont = []
@@ -138,6 +218,10 @@ def host_probe(torch, model, ar):
     return pct(probes, 50), probes, pct(steps, 50)
 
 
+# --graphs: the last set's capture time and graph count (the record's summary).
+STATS = {}
+
+
 # The last set's start on time.perf_counter() (CLOCK_MONOTONIC on Linux: one clock for every
 # process, so side_probe.py's samples can be matched to the set; run 7).
 SET_T0 = [None]
@@ -152,6 +236,13 @@ def run_static(torch, model, reqs, ar):
                for b in range(nb)]
     views = {n: [(k[:n], v[:n]) for k, v in caches] for n in range(1, BATCH + 1)}
     pos_pre = ar[:PROMPT]
+    sg = None
+    if GRAPHS[0]:
+        # One cache of BATCH rows; a smaller last batch replays the padded graph.
+        tok = torch.zeros((BATCH, 1), dtype=torch.long, device="cuda")
+        sg = StepGraphs(torch, model, caches, tok, [BATCH], window(PROMPT + OUT_HI))
+        sprompt = torch.zeros((BATCH, PROMPT), dtype=torch.long, device="cuda")
+        sg.add_prefill("static", sprompt, pos_pre, views[BATCH], tok)
     torch.cuda.synchronize()
     probes = Probes()
     t0 = time.perf_counter()
@@ -162,12 +253,18 @@ def run_static(torch, model, reqs, ar):
         cs = views[n]
         omax = max(r["output_tokens"] for r in batch)
         ts = time.perf_counter()
-        logits = model(prompts[bi], pos_pre, cs, PROMPT, True)
-        tok = logits[:, -1, :].argmax(dim=-1, keepdim=True)
+        if sg:
+            sprompt[:n].copy_(prompts[bi])
+            sg.pre["static"].replay()
+        else:
+            logits = model(prompts[bi], pos_pre, cs, PROMPT, True)
+            tok = logits[:, -1, :].argmax(dim=-1, keepdim=True)
         torch.cuda.synchronize()
         te = time.perf_counter()
         it = dict(kind="prefill", rows=n, kv_len=PROMPT, start_s=ts - t0, forward_end_s=te - t0,
                   end_s=te - t0)
+        if sg:
+            it["graph"] = ["prefill", BATCH]
         for r in batch:
             res[r["id"]] = dict(first_token_s=te - t0, last_token_s=te - t0, generated=1)
         probes.after(it)
@@ -175,12 +272,16 @@ def run_static(torch, model, reqs, ar):
         for step in range(1, omax):
             c = PROMPT + step - 1
             ts = time.perf_counter()
-            logits = model(tok, ar[c:c + 1], cs, c + 1, False)
-            tok.copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+            gk = sg.decode(n, c) if sg else None
+            if gk is None:
+                logits = model(tok[:n], ar[c:c + 1], cs, c + 1, False)
+                tok[:n].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
             torch.cuda.synchronize()
             te = time.perf_counter()
             it = dict(kind="decode", rows=n, kv_len=c + 1, start_s=ts - t0,
                       forward_end_s=te - t0, end_s=te - t0)
+            if sg:
+                it["graph"] = gk
             for r in batch:
                 q = res[r["id"]]
                 if q["generated"] < r["output_tokens"]:
@@ -191,7 +292,10 @@ def run_static(torch, model, reqs, ar):
         fin = time.perf_counter() - t0  # generate() returns the whole batch
         for r in batch:
             res[r["id"]]["finish_s"] = fin
-    del caches, views
+    if sg:
+        STATS["capture_s"] = sg.capture_s
+        STATS["graphs"] = len(sg.dec) + len(sg.pre)
+    del caches, views, sg
     return res, iters
 
 
@@ -202,6 +306,13 @@ def run_continuous(torch, model, reqs, ar):
     rowv = {s: [(k[s:s + 1], v[s:s + 1]) for k, v in caches] for s in range(SLOTS)}
     prompts = torch.randint(0, vocab, (len(reqs), PROMPT), device="cuda")
     tokbuf = torch.zeros((SLOTS, 1), dtype=torch.long, device="cuda")
+    sg = None
+    if GRAPHS[0]:
+        sg = StepGraphs(torch, model, caches, tokbuf, CAPTURE_SIZES, MAX_WINDOW)
+        pprompt = torch.zeros((1, PROMPT), dtype=torch.long, device="cuda")
+        ppos = ar[:PROMPT].clone()
+        for s in range(SLOTS):
+            sg.add_prefill(s, pprompt, ppos, rowv[s], tokbuf[s:s + 1])
     res, iters = {}, []
     waiting, active = deque(), []
     nxt, done = 0, 0
@@ -221,14 +332,21 @@ def run_continuous(torch, model, reqs, ar):
             continue
         ts = time.perf_counter()
         finished = []
+        gk = None
         if waiting and len(active) < SLOTS:
             r = waiting.popleft()
             s = len(active)
             if not active:
                 col = PROMPT
-            logits = model(prompts[r["id"]:r["id"] + 1], ar[col - PROMPT:col], rowv[s], PROMPT,
-                           True)
-            tokbuf[s:s + 1].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+            if sg:
+                pprompt.copy_(prompts[r["id"]:r["id"] + 1])
+                ppos.copy_(ar[col - PROMPT:col])
+                sg.pre[s].replay()
+                gk = ["prefill", s]
+            else:
+                logits = model(prompts[r["id"]:r["id"] + 1], ar[col - PROMPT:col], rowv[s],
+                               PROMPT, True)
+                tokbuf[s:s + 1].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
             torch.cuda.synchronize()
             tf = time.perf_counter()
             res[r["id"]] = dict(first_token_s=tf - t0, last_token_s=tf - t0)
@@ -238,8 +356,10 @@ def run_continuous(torch, model, reqs, ar):
             kind, rows, kv, at = "prefill", 1, PROMPT, col
         else:
             n = len(active)
-            logits = model(tokbuf[:n], ar[col:col + 1], views[n], col + 1, False)
-            tokbuf[:n].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+            gk = sg.decode(n, col) if sg else None
+            if gk is None:
+                logits = model(tokbuf[:n], ar[col:col + 1], views[n], col + 1, False)
+                tokbuf[:n].copy_(logits[:, -1, :].argmax(dim=-1, keepdim=True))
             torch.cuda.synchronize()
             tf = time.perf_counter()
             kind, rows, kv, at = "decode", n, col + 1, col
@@ -283,9 +403,14 @@ def run_continuous(torch, model, reqs, ar):
         it = dict(kind=kind, rows=rows, kv_len=kv, column=at, start_s=ts - t0,
                   forward_end_s=tf - t0, end_s=te - t0, housekeeping_s=te - tf,
                   rows_moved=moved, shift=shifted)
+        if sg:
+            it["graph"] = gk
         probes.after(it)
         iters.append(it)
-    del caches, views, rowv
+    if sg:
+        STATS["capture_s"] = sg.capture_s
+        STATS["graphs"] = len(sg.dec) + len(sg.pre)
+    del caches, views, rowv, sg
     return res, iters
 
 
@@ -302,7 +427,12 @@ def main():
                     help="continuous set: number of requests")
     ap.add_argument("--runs", default="static,continuous",
                     help="which sets to run, in this order (static first when both)")
+    ap.add_argument("--static-requests", type=int, default=STATIC_REQUESTS,
+                    help="static set: number of requests (run 14: 128)")
+    ap.add_argument("--graphs", action="store_true",
+                    help="replay captured CUDA graphs of every step (run 14; see above)")
     args = ap.parse_args(sys.argv[1:])
+    GRAPHS[0] = args.graphs
     runs = [x for x in args.runs.split(",") if x]
     if not runs or any(x not in ("static", "continuous") for x in runs) or \
             runs != sorted(set(runs), key=("static", "continuous").index):
@@ -312,13 +442,16 @@ def main():
     torch, nn, F = start_run(out, "serve_llama", e2e=False)
     use_gqa = gqa_supported(torch, F)
     out.doc["environment"]["sdpa_enable_gqa"] = use_gqa
-    out.doc["environment"]["cuda_graphs"] = False
+    out.doc["environment"]["cuda_graphs"] = args.graphs
+    if args.graphs:
+        out.doc["environment"]["graphs"] = dict(capture_sizes=list(CAPTURE_SIZES),
+                                                kv_window=KV_WINDOW, max_window=MAX_WINDOW)
     out.doc["environment"]["cpu_probe"] = CPU_PROBE_WORK
     torch.manual_seed(SEED)
-    if args.cont_requests < 1:
-        ap.error("--cont-requests: at least 1")
+    if args.cont_requests < 1 or args.static_requests < 1:
+        ap.error("--cont-requests, --static-requests: at least 1")
     static_reqs, cont_reqs = request_lists(args.rate, args.static_seed, args.cont_seed,
-                                           args.cont_requests)
+                                           args.cont_requests, args.static_requests)
     with torch.inference_mode():
         model = build_bf16(torch, nn, F, CFG, use_gqa)
         ar = torch.arange(MAX_LEN, device="cuda")
@@ -363,13 +496,17 @@ def main():
                 s["probe_median_us"] = pct(probes, 50)
                 s["iterations_nominal"] = sum(1 for p in probes if p <= 1.25 * fastest)
                 s["housekeeping_s"] = sum(i.get("housekeeping_s", 0.0) for i in iters)
+                if args.graphs:
+                    s["graph_capture_s"] = STATS.get("capture_s")
+                    s["graphs_captured"] = STATS.get("graphs")
+                    s["iterations_eager"] = sum(1 for i in iters if i.get("graph") is None)
                 out.add(dict(id=case, op="serve", params=dict(
                     model="llama3.2-1b", policy=name, prompt=PROMPT,
                     batch=BATCH if name == "static" else None,
                     slots=SLOTS if name == "continuous" else None,
                     rate_per_s=args.rate if name == "continuous" else None,
                     seed=args.static_seed if name == "static" else args.cont_seed,
-                    cuda_graph=False),
+                    cuda_graph=args.graphs),
                     requests=reqs, results=[dict(id=r["id"], **res[r["id"]]) for r in reqs],
                     iterations=iters, summary=s, t0_perf_counter_s=SET_T0[0]))
                 log("%s: %.2f req/s, ttft p50 %.1f ms, tpot p50 %.2f ms, e2e p50 %.1f ms p99 "
