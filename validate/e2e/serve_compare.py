@@ -87,6 +87,17 @@ RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
        "graphs": False, "static_requests": sl.STATIC_REQUESTS}
 
 
+def load_record(d):
+    """DIR/e2e_serve.json, or DIR/e2e_serve.json.gz (runs 9 and later are committed gzipped)."""
+    path = os.path.join(d, "e2e_serve.json")
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        import gzip
+        with gzip.open(path + ".gz", "rt") as f:
+            return json.load(f)
+    with open(path) as f:
+        return json.load(f)
+
+
 def host_line():
     if RUN.get("host_probe_trace"):
         return ("    host_probe_trace: [%s]  # the host's CPU probe over the set: (time, probe)\n"
@@ -156,7 +167,7 @@ def predict_sets(ridge, d, per_request=True):
 
 def record_probe(d):
     """Run 5's rule: the host probe the record measured before its timed sets, to 1 us."""
-    env = json.load(open(os.path.join(d, "e2e_serve.json")))["environment"]
+    env = load_record(d)["environment"]
     if env.get("host_probe_us") is None:
         sys.exit("%s/e2e_serve.json: no environment.host_probe_us (the probe failed): the rule "
                  "then predicts at the GPU spec's host_probe_us; run predict without "
@@ -169,7 +180,7 @@ def side_probe(d):
     a second process) taken while the record's set ran, from its t0_perf_counter_s to the end of
     its last iteration, to 1 us. The samples are at a fixed rate, so their mean is the host's
     speed averaged over the set's wall time."""
-    rec = json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    rec = load_record(d)["records"]
     if len(rec) != 1 or rec[0].get("t0_perf_counter_s") is None:
         sys.exit("%s/e2e_serve.json: one record with t0_perf_counter_s expected (serve_llama.py "
                  "of run 7 and later)" % d)
@@ -199,7 +210,7 @@ def side_probe(d):
 def record_rate(d):
     """Run 12's rate: the continuous set's Poisson rate as the measured process was given it
     (run12.sh chose it from the host probe before the set), the record's params.rate_per_s."""
-    rec = [r for r in json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    rec = [r for r in load_record(d)["records"]
            if r["params"]["policy"] == "continuous"]
     if len(rec) != 1 or rec[0]["params"].get("rate_per_s") is None:
         sys.exit("%s/e2e_serve.json: one continuous record with params.rate_per_s expected" % d)
@@ -209,7 +220,7 @@ def record_rate(d):
 def check_record_requests(d):
     """With the rate read from the record, the request list it gives (with the seed and length
     given) must be the record's own, arrival for arrival (6 decimals, as serve_llama.py rounds)."""
-    rec = [r for r in json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    rec = [r for r in load_record(d)["records"]
            if r["params"]["policy"] == "continuous"][0]
     want = [(q["arrival_s"], q["output_tokens"]) for q in
             sl.request_lists(RUN["rate_per_s"], RUN["static_seed"], RUN["cont_seed"],
@@ -224,7 +235,7 @@ def check_record_requests(d):
 def loop_trace(d):
     """Run 9's rule: the loop's own probes as a trace on the set's clock, one pair per iteration
     (its start, its probe: serve_llama.py's larger of the probes before and after it)."""
-    rec = json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    rec = load_record(d)["records"]
     if len(rec) != 1:
         sys.exit("%s/e2e_serve.json: one record expected" % d)
     return [(it["start_s"], it["probe_us"]) for it in rec[0]["iterations"]]
@@ -233,7 +244,7 @@ def loop_trace(d):
 def side_trace(d):
     """The side probe's samples over the set as a trace on the set's clock (t0_perf_counter_s
     = 0), those inside the set's window (as side_probe's mean takes them)."""
-    rec = json.load(open(os.path.join(d, "e2e_serve.json")))["records"]
+    rec = load_record(d)["records"]
     t0 = rec[0]["t0_perf_counter_s"]
     t1 = t0 + rec[0]["iterations"][-1]["end_s"]
     with open(os.path.join(d, "side_probe.csv")) as f:
@@ -368,7 +379,7 @@ def median(xs):
 
 
 def compare(ridge, d):
-    doc = json.load(open(os.path.join(d, "e2e_serve.json")))
+    doc = load_record(d)
     reg = json.load(open(os.path.join(d, "predictions.json")))
     for k in RUN:
         RUN[k] = reg.get(k, RUN[k])
