@@ -50,6 +50,12 @@ constexpr ServeKey kServeKeys[] = {
      "graphs per capture size and KV window)"},
     {"serve.engine.graph_kv_window", "64",
      "hf_graph: a decode graph's attention reads kv_len rounded up to a multiple of this"},
+    {"serve.engine.row_move", "0 s",
+     "hf_eager/hf_graph: host time of the loop moving its last cache row into a freed one "
+     "(0: not modelled)"},
+    {"serve.engine.row_shift", "0 s",
+     "hf_eager/hf_graph: host time of the loop shifting its rows left when the oldest sequence "
+     "finishes (0: not modelled)"},
     {"serve.engine.sdpa_new_shape_decode", "38.4 ms",
      "hf_eager: host time of the first decode step at a new attention shape (cuDNN SDPA; "
      "measured, validate/data/h200/sdpa_shapes)"},

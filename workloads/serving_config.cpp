@@ -528,6 +528,11 @@ ServeStudy load_serve_study(const std::string& path) {
         s.engine.hf_graph = engine_model == 2;
         s.engine.graph_kv_window =
             e->integer("graph_kv_window", s.engine.graph_kv_window, 1, 1LL << 20);
+        s.engine.row_move_s = e->quantity("row_move", hw::Dimension::kTime, 0.0, 0, 1.0);
+        s.engine.row_shift_s = e->quantity("row_shift", hw::Dimension::kTime, 0.0, 0, 1.0);
+        if ((s.engine.row_move_s > 0 || s.engine.row_shift_s > 0) && engine_model == 0)
+          e->sink().add(*e->child("model", false), e->key_path("model"),
+                        "row_move and row_shift describe the hf_eager/hf_graph loop; got vllm");
         if (s.engine.hf_eager && s.tp > 1)
           e->sink().add(*e->child("model", false), e->key_path("model"),
                         "hf_eager and hf_graph run one GPU; tp > 1 needs model: vllm");

@@ -85,6 +85,12 @@ struct EngineCost {
   /// graph of its (batch, prompt), the greedy first token in it. Each is Ridge's HF step with
   /// cuda_graph (the executor's graph launch). Other iterations run eagerly as hf_eager.
   bool hf_graph = false;
+  /// hf_eager/hf_graph: the validation loop's housekeeping (validate/e2e/serve_llama.py
+  /// move_row / shift_rows): host time of moving a finished row's successor (the last row) into
+  /// it, and of shifting every row left when the oldest sequence finishes, at the GPU spec's host
+  /// speed (scaled by host_probe_share with the probe). 0: not modelled (runs 1-15's studies).
+  double row_move_s = 0;
+  double row_shift_s = 0;
   long long graph_kv_window = 64;
   double sdpa_new_shape_prefill_s = 0.446;
   /// Attention shapes (batch, q_len, kv_len) already run in the process before the first
@@ -167,6 +173,11 @@ class IterationCostModel {
   /// Prices the iterations that follow at the host speed EngineCost::host_probe_trace gives at
   /// time t (call it with each iteration's start); nothing without a trace.
   void at_time(double t);
+  /// The loop's housekeeping after an iteration: `moves` row moves and a shift or none, at the
+  /// host speed now.
+  double housekeeping_s(int moves, bool shift) const {
+    return (moves * e_.row_move_s + (shift ? e_.row_shift_s : 0.0)) * host_speed_;
+  }
   /// Attention shapes seen so far (hf_eager), the study's sdpa_seen_shapes included.
   std::size_t sdpa_shapes_seen() const { return seen_.size(); }
   const EngineCost& engine() const { return e_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -113,6 +114,11 @@ class Engine {
   long long resident_blocks_ = 0;
   double pcie_ = 0;
   double t_ = 0;
+  // The validation loop's cache rows (EngineCost::row_move_s / row_shift_s set): request ids in
+  // row order, each row's first cache column, and the common write column.
+  std::vector<std::int64_t> rows_;
+  std::map<std::int64_t, long long> row_start_;
+  long long col_ = 0;
   // Static batching: the batch's padded prompt and longest output, and the iteration within it.
   long long static_prompt_ = 0, static_steps_ = 0, static_step_ = 0;
 
@@ -422,26 +428,67 @@ class Engine {
                                       static_cast<int>(b.prefills.size()), b.decodes,
                                       b.decode_context_max, tokens});
     advance(dt);
+    const bool rows = cost_.engine().row_move_s > 0 || cost_.engine().row_shift_s > 0;
+    if (rows && b.decodes > 0) ++col_;
     for (const auto& it : items) {
       Seq& s = running_[it.seq];
       const bool decode = s.cached >= s.prefill_to;
       s.cached += it.tokens;
       if (!decode) publish_prefix(s);
       if (decode || s.cached >= s.prefill_to) record_token(s, t_);
+      if (rows && !decode && s.cached >= s.prefill_to) {
+        // A prefilled sequence takes the next row; its prompt ends at the write column (an empty
+        // cache starts the column at the prompt's length).
+        if (rows_.empty()) col_ = s.r.prompt_tokens;
+        rows_.push_back(s.r.id);
+        row_start_[s.r.id] = std::max<long long>(0, col_ - s.r.prompt_tokens);
+      }
     }
     sample(static_cast<long long>(items.size()), tokens);
     std::vector<Seq> keep;
     keep.reserve(running_.size());
+    std::set<std::int64_t> finished;
     for (auto& s : running_) {
       if (s.generated >= s.r.output_tokens) {
         free_blocks_ += s.blocks;
         release_prefix(s);
         finish(s, t_);
+        finished.insert(s.r.id);
       } else {
         keep.push_back(std::move(s));
       }
     }
     running_.swap(keep);
+    if (rows && !finished.empty()) housekeeping(finished);
+  }
+
+  // The loop's housekeeping after an iteration (validate/e2e/serve_llama.py): finished rows are
+  // freed from the last one back, the last row's sequence moving into each freed row that is not
+  // the last; then, if the oldest running sequence no longer starts at column 0, every row shifts
+  // left. The host time it takes delays the next iteration.
+  void housekeeping(const std::set<std::int64_t>& finished) {
+    int moves = 0;
+    for (std::size_t i = rows_.size(); i-- > 0;) {
+      if (!finished.count(rows_[i])) continue;
+      row_start_.erase(rows_[i]);
+      if (i + 1 != rows_.size()) {
+        rows_[i] = rows_.back();
+        ++moves;
+      }
+      rows_.pop_back();
+    }
+    bool shift = false;
+    if (!rows_.empty()) {
+      long long sh = col_;
+      for (const auto& [id, st] : row_start_) sh = std::min(sh, st);
+      if (sh > 0) {
+        for (auto& [id, st] : row_start_) st -= sh;
+        col_ -= sh;
+        shift = true;
+      }
+    }
+    const double hk = cost_.housekeeping_s(moves, shift);
+    if (hk > 0) advance(hk);
   }
 
   void static_iteration() {

@@ -221,6 +221,53 @@ TEST_CASE("hf_graph: decode batches replay graphs per capture size and KV window
   CHECK(cost.time(decode(1, 319)).total_s < ec.time(decode(1, 319)).total_s);  // (6)
 }
 
+// engine.row_move / row_shift: the validation loop's housekeeping (serve_llama.py). Derivations
+// on the loop's policy (prefill_first, one prompt per prefill iteration, rows appended in
+// admission order, a finished row freed from the last one back with the last row moving in, a
+// left shift when the oldest sequence's first column is no longer 0), with the host time of a
+// move M and of a shift H added after the iteration (its finishes recorded before it):
+// (1) A (3 tokens), B (5), C (2) at t = 0: 1-3 prefill A, B, C (rows A B C, all starting at column
+//     0) | 4 decode: C done, the last row: no move | 5 decode: A done at row 0, B moves in (one
+//     move); B still starts at 0: no shift | 6, 7 decode: B done. So B finishes exactly M later
+//     than with no housekeeping, A and C at the same time.
+// (2) A (3 tokens) at 0, B (3) arriving during A's first decode: 1 prefill A | 2 decode (column
+//     P + 1) | 3 prefill B, its prompt ending at the write column: B starts at column 1 | 4 decode:
+//     A done at row 0, B moves in (M), and B's start 1 > 0: every row shifts (H) | 5 decode: B
+//     done. B's finish is later by exactly M + H, and by M alone or H alone with the other 0.
+TEST_CASE("row_move and row_shift: the loop's housekeeping delays what follows",
+          "[analytic][serving]") {
+  SchedulerSpec s;
+  s.policy = SchedulerPolicy::kPrefillFirst;
+  s.max_num_seqs = 16;
+  s.max_batched_tokens = 32;
+  EngineCost e;
+  e.hf_eager = e.hf_graph = true;
+  e.capture_sizes = {1, 2, 4, 8, 16};
+  e.cpu_overhead_s = 0.2e-3;
+  const auto finish = [&](const std::vector<Request>& rs, double move, double shift) {
+    EngineCost x = e;
+    x.row_move_s = move;
+    x.row_shift_s = shift;
+    return by_id(serve(rs, s, x));
+  };
+  const std::vector<Request> one = {req(0, 0, 32, 3), req(1, 0, 32, 5), req(2, 0, 32, 2)};
+  const auto a = finish(one, 0, 0), b = finish(one, 0.5, 0.25);
+  CHECK(b.at(1).finish_s - a.at(1).finish_s == Approx(0.5).epsilon(1e-9));  // (1)
+  CHECK(b.at(0).finish_s == a.at(0).finish_s);
+  CHECK(b.at(2).finish_s == a.at(2).finish_s);
+  IterationCostModel cost(llama8b(), h200(), e);
+  BatchShape pre, dec;
+  pre.prefills.push_back({32, 0, true});
+  dec.decodes = 1;
+  dec.decode_context_sum = dec.decode_context_max = 32;
+  const double t_b = cost.time(pre).total_s + 0.5 * cost.time(dec).total_s;
+  const std::vector<Request> two = {req(0, 0, 32, 3), req(1, t_b, 32, 3)};
+  const double base = finish(two, 0, 0).at(1).finish_s;
+  CHECK(finish(two, 0.5, 0.25).at(1).finish_s - base == Approx(0.75).epsilon(1e-9));  // (2)
+  CHECK(finish(two, 0.5, 0).at(1).finish_s - base == Approx(0.5).epsilon(1e-9));
+  CHECK(finish(two, 0, 0.25).at(1).finish_s - base == Approx(0.25).epsilon(1e-9));
+}
+
 // engine.host_probe: the serving host's CPU probe, r = probe / host_probe_us (EngineCost::
 // host_probe_s). A host time T becomes T x (1 - share + share x r): the GPU spec's host costs with
 // host_probe_share, the SDPA builds with sdpa_build_probe_share, cpu_overhead with share 1; the

@@ -72,7 +72,13 @@ ENGINE_GRAPHS = ("    model: hf_graph     # the loop's steps replayed from CUDA 
 
 
 def engine_lines():
-    return ENGINE_GRAPHS if RUN.get("graphs") else ENGINE_EAGER
+    lines = ENGINE_GRAPHS if RUN.get("graphs") else ENGINE_EAGER
+    hk = RUN.get("housekeeping")
+    if hk:
+        # Run 16: the loop's housekeeping, timed alone (validate/data/h200/serve_housekeeping).
+        lines += ("    row_move: %g ms  # %s\n    row_shift: %g ms  # %s\n"
+                  % (hk["row_move_ms"], hk["source"], hk["row_shift_ms"], hk["source"]))
+    return lines
 KEYS = ("requests_per_s", "output_tokens_per_s", "iterations", "duration_s")
 STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 
@@ -84,7 +90,7 @@ STEP_BATCHES = (1, 2, 4, 8, 12, 16)
 # prediction is made at; None: the GPU spec's host_probe_us, as runs 2-4).
 RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
        "runs": ["static", "continuous"], "cont_requests": sl.CONT_REQUESTS, "host_probe_us": None,
-       "graphs": False, "static_requests": sl.STATIC_REQUESTS}
+       "graphs": False, "static_requests": sl.STATIC_REQUESTS, "housekeeping": None}
 
 
 def load_record(d):
@@ -278,6 +284,7 @@ def predict(ridge, d):
                    "host_probe_trace": RUN.get("host_probe_rule"),
                    "cpu_overhead_ms": CPU_OVERHEAD_MS, "graphs": RUN["graphs"],
                    "static_requests": RUN["static_requests"],
+                   "housekeeping": RUN["housekeeping"],
                    "predictions": preds, "decode_step_s_by_batch": steps}, f, indent=1,
                   sort_keys=True)
         f.write("\n")
@@ -703,6 +710,9 @@ def main():
                          "samples over the set as the trace)")
     ap.add_argument("--graphs", action="store_true",
                     help="predict: the loop ran with serve_llama.py --graphs (run 14)")
+    ap.add_argument("--housekeeping", default=None,
+                    help="predict: a JSON file with row_move_ms, row_shift_ms and source: the "
+                         "loop's housekeeping as engine.row_move / row_shift (run 16)")
     ap.add_argument("--probes", default="150:230:10", help="grid: FIRST:LAST:STEP (us)")
     ap.add_argument("--seeds", default="101:110", help="spread: FIRST:LAST continuous seeds")
     a = ap.parse_args()
@@ -714,7 +724,8 @@ def main():
         rate = sl.RATE if a.rate is None else float(a.rate)
     RUN.update(rate_per_s=rate, static_seed=a.static_seed, cont_seed=a.cont_seed,
                runs=[x for x in a.runs.split(",") if x], cont_requests=a.cont_requests,
-               graphs=a.graphs, static_requests=a.static_requests)
+               graphs=a.graphs, static_requests=a.static_requests,
+               housekeeping=json.load(open(a.housekeeping)) if a.housekeeping else None)
     ridge, d = os.path.abspath(a.ridge), os.path.abspath(a.dir)
     probe = None
     if a.host_probe_us in ("loop-trace", "side-trace"):

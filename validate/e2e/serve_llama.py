@@ -299,6 +299,22 @@ def run_static(torch, model, reqs, ar):
     return res, iters
 
 
+def move_row(caches, tokbuf, s, last, lo, col):
+    """Housekeeping: the last row's sequence (cache columns lo..col-1, its next token) moves into
+    the freed row s."""
+    for k, v in caches:
+        k[s, :, lo:col].copy_(k[last, :, lo:col])
+        v[s, :, lo:col].copy_(v[last, :, lo:col])
+    tokbuf[s].copy_(tokbuf[last])
+
+
+def shift_rows(caches, n, sh, col):
+    """Housekeeping: rows 0..n-1 shift left by sh columns (the oldest then starts at column 0)."""
+    for k, v in caches:
+        k[:n, :, :col - sh].copy_(k[:n, :, sh:col].clone())
+        v[:n, :, :col - sh].copy_(v[:n, :, sh:col].clone())
+
+
 def run_continuous(torch, model, reqs, ar):
     vocab = CFG["vocab"]
     caches = make_caches(torch, CFG, SLOTS)
@@ -378,21 +394,14 @@ def run_continuous(torch, model, reqs, ar):
             done += 1
             last = len(active) - 1
             if s != last:
-                lo = active[last]["start"]
-                for k, v in caches:
-                    k[s, :, lo:col].copy_(k[last, :, lo:col])
-                    v[s, :, lo:col].copy_(v[last, :, lo:col])
-                tokbuf[s].copy_(tokbuf[last])
+                move_row(caches, tokbuf, s, last, active[last]["start"], col)
                 active[s] = active[last]
                 moved += 1
             active.pop()
         if active:
             sh = min(a["start"] for a in active)
             if sh > 0:
-                n = len(active)
-                for k, v in caches:
-                    k[:n, :, :col - sh].copy_(k[:n, :, sh:col].clone())
-                    v[:n, :, :col - sh].copy_(v[:n, :, sh:col].clone())
+                shift_rows(caches, len(active), sh, col)
                 for a in active:
                     a["start"] -= sh
                 col -= sh
