@@ -522,8 +522,8 @@ ServeStudy load_serve_study(const std::string& path) {
         for (double v : e->quantity_list("capture_sizes", hw::Dimension::kCount))
           s.engine.capture_sizes.push_back(static_cast<long long>(v));
         s.engine.bucketing = e->boolean("bucketing", true);
-        const int engine_model = choose<int>(*e, "model", "vllm",
-                                             {{"vllm", 0}, {"hf_eager", 1}, {"hf_graph", 2}}, 0);
+        const int engine_model =
+            choose<int>(*e, "model", "vllm", {{"vllm", 0}, {"hf_eager", 1}, {"hf_graph", 2}}, 0);
         s.engine.hf_eager = engine_model != 0;
         s.engine.hf_graph = engine_model == 2;
         s.engine.graph_kv_window =

@@ -39,7 +39,7 @@ struct InferenceOptions {
   long long prompt = 1024;   ///< prefill length
   long long context = 1024;  ///< decode: tokens already in the cache
   long long max_len = 2048;  ///< static cache length
-  bool cuda_graph = false;   ///< the step (decode, or prefill with its argmax) captured and replayed
+  bool cuda_graph = false;  ///< the step (decode, or prefill with its argmax) captured and replayed
 };
 
 /// One optimizer step: grad_accum x (forward, loss, backward), then fused AdamW.

@@ -52,6 +52,15 @@ ServeResult serve(std::vector<Request> rs, SchedulerSpec s, EngineCost e = {}) {
   return simulate_serving(*src, cost, llama8b(), h200(), o);
 }
 
+// A measured serving record: PATH, or PATH.gz (the records are committed gzipped).
+nlohmann::json read_record(const std::string& path) {
+  std::ifstream in(path);
+  if (!in && std::ifstream(path + ".gz"))
+    return nlohmann::json::parse(read_maybe_gzip(path + ".gz"));
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
 std::map<std::int64_t, RequestRecord> by_id(const ServeResult& r) {
   std::map<std::int64_t, RequestRecord> m;
   for (const auto& x : r.records) m[x.id] = x;
@@ -188,10 +197,10 @@ TEST_CASE("hf_graph: decode batches replay graphs per capture size and KV window
   const auto a = cost.time(decode(11, 300)), b = cost.time(decode(16, 318));
   CHECK(a.graph);
   CHECK(a.padded_decodes == 16);
-  CHECK(a.total_s == b.total_s);                                  // (1)
-  CHECK(cost.time(decode(16, 320)).total_s > a.total_s);          // (2)
-  CHECK(a.host_s == 0);                                           // (3)
-  CHECK(cost.time(decode(17, 300)).host_s == Approx(38.4e-3));    // (4)
+  CHECK(a.total_s == b.total_s);                                // (1)
+  CHECK(cost.time(decode(16, 320)).total_s > a.total_s);        // (2)
+  CHECK(a.host_s == 0);                                         // (3)
+  CHECK(cost.time(decode(17, 300)).host_s == Approx(38.4e-3));  // (4)
   CHECK_FALSE(cost.time(decode(17, 300)).graph);
   InferenceOptions o;
   o.batch = 16;
@@ -199,7 +208,7 @@ TEST_CASE("hf_graph: decode batches replay graphs per capture size and KV window
   o.max_len = 320;
   o.cuda_graph = true;
   const double step = execute(build_decode_step(llama8b(), o), h200()).step_time_s;
-  CHECK(a.total_s == Approx(0.2e-3 + step).epsilon(1e-12));      // (5)
+  CHECK(a.total_s == Approx(0.2e-3 + step).epsilon(1e-12));  // (5)
   // A prefill of equal prompts replays its captured graph (argmax and token copy included): no
   // build, the executor's graph step plus cpu_overhead.
   BatchShape pre;
@@ -605,9 +614,8 @@ TEST_CASE("serving is deterministic byte for byte", "[property][serving]") {
 // scheduler must produce exactly the same count from the recorded request list.
 TEST_CASE("static scheduler reproduces the measured H200 loop's iteration count",
           "[validation][serving]") {
-  std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve/e2e_serve.json");
-  REQUIRE(in);
-  const nlohmann::json doc = nlohmann::json::parse(in);
+  const nlohmann::json doc =
+      read_record(std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve/e2e_serve.json");
   for (const auto& rec : doc["records"]) {
     if (rec["params"]["policy"] != "static") continue;
     std::vector<Request> rs;
@@ -720,11 +728,7 @@ namespace {
 const std::string kServe2 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve2/";
 
 const nlohmann::json& serve2_record() {
-  static const nlohmann::json doc = [] {
-    std::ifstream in(kServe2 + "e2e_serve.json");
-    REQUIRE(in);
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json doc = [] { return read_record(kServe2 + "e2e_serve.json"); }();
   return doc;
 }
 
@@ -853,11 +857,7 @@ namespace {
 const std::string kServe3 = std::string(RIDGE_SOURCE_DIR) + "/validate/data/h200/serve3/";
 
 const nlohmann::json& serve3_record() {
-  static const nlohmann::json doc = [] {
-    std::ifstream in(kServe3 + "e2e_serve.json");
-    REQUIRE(in);
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json doc = [] { return read_record(kServe3 + "e2e_serve.json"); }();
   return doc;
 }
 
@@ -1067,15 +1067,7 @@ const nlohmann::json& json_file(const std::string& path) {
   static std::map<std::string, nlohmann::json> docs;
   auto it = docs.find(path);
   if (it == docs.end()) {
-    // Runs 9 and later keep their measured records gzipped (e2e_serve.json.gz).
-    std::ifstream in(path);
-    if (!in && std::ifstream(path + ".gz")) {
-      it = docs.emplace(path, nlohmann::json::parse(read_maybe_gzip(path + ".gz")))
-               .first;
-      return it->second;
-    }
-    REQUIRE(in);
-    it = docs.emplace(path, nlohmann::json::parse(in)).first;
+    it = docs.emplace(path, read_record(path)).first;  // JSON files, records maybe gzipped
   }
   return it->second;
 }
@@ -1310,9 +1302,7 @@ DecodeSteps serving_decode_steps() {
        {"serve2", "serve3", "serve4", "serve4/rate2", "serve5", "serve5/rate2", "serve5/static",
         "serve6", "serve6/rate2", "serve6/static", "serve7", "serve7/rate2", "serve7/static",
         "serve8", "serve8/rate2", "serve8/static"}) {
-    std::ifstream in(base + d + "/e2e_serve.json");
-    REQUIRE(in);
-    const auto doc = nlohmann::json::parse(in);
+    const auto doc = read_record(base + d + "/e2e_serve.json");
     for (const auto& rec : doc["records"]) {
       std::set<std::pair<long long, long long>> seen;
       for (const auto& it : rec["iterations"]) {
@@ -1904,8 +1894,7 @@ TEST_CASE("H200 serving run 13: each prediction is Ridge with its set's loop pro
 // between the table's probes. log.txt prints P to 0.1 us, so the rate must be the same at P -
 // 0.05 and P + 0.05 us.
 void check_record_rates(const std::string& dir) {
-  const std::map<std::string, std::string> dirs = {{"set1", dir},
-                                                   {"set2", dir + "rate2/"}};
+  const std::map<std::string, std::string> dirs = {{"set1", dir}, {"set2", dir + "rate2/"}};
   const auto& table = json_file(dir + "rate_table.json");
   std::vector<std::pair<double, double>> cap;  // (probe us, req/s), in probe order
   for (const auto& [probe, c] : table["capacity_by_probe_us"].items())

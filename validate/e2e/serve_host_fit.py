@@ -32,6 +32,8 @@ import math
 import os
 import statistics as st
 
+from serve_compare import load_record  # e2e_serve.json or its .gz
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RUNS = ["serve2", "serve3", "serve4", "serve4/rate2", "serve5", "serve5/rate2", "serve5/static"]
 P0 = 197.0
@@ -44,8 +46,7 @@ def factor(p, s):
 def load(runs):
     data = []
     for d in runs:
-        with open(os.path.join(ROOT, "validate/data/h200", d, "e2e_serve.json")) as f:
-            doc = json.load(f)
+        doc = load_record(os.path.join(ROOT, "validate/data/h200", d))
         for r in doc["records"]:
             seen, rep, new = set(), [], []
             for it in r["iterations"]:

@@ -146,7 +146,7 @@ def main():
     for run in a.runs:
         for sub, rate, seed in (("", 1.4, SEEDS[run][0]), ("rate2", 2.0, SEEDS[run][1])):
             src = os.path.join(ROOT, "validate/data/h200", run, sub)
-            rec = json.load(open(os.path.join(src, "e2e_serve.json")))["records"][0]
+            rec = sc.load_record(src)["records"][0]
             pred, r = ridge_set(ridge, src, rate, seed, a.scale)
             m = measured(rec)
             print("\n%s, %.1f req/s (probes x %g): %d measured iterations, %d priced" % (

@@ -9,6 +9,11 @@ chosen after seeing the data.
 import json
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "e2e"))
+from serve_compare import load_record  # noqa: E402  (e2e_serve.json or its .gz)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SETS = [("", "continuous", "1.4 req/s"), ("rate2", "continuous", "2.0 req/s"),
@@ -28,7 +33,7 @@ def main():
     print("|---|---:|---:|---:|---:|" + "---:|" * len(METRICS))
     for sub, kind, name in SETS:
         d = os.path.join(HERE, sub)
-        rec = json.load(open(os.path.join(d, "e2e_serve.json")))
+        rec = load_record(d)
         r = rec["records"][0]
         its = r["iterations"]
         probes = [it["probe_us"] for it in its]

@@ -46,7 +46,7 @@ def main():
     met = total = 0
     for sub, kind, name in SETS:
         d = os.path.join(sys.argv[1] if len(sys.argv) > 1 else HERE, sub)
-        rec = json.load(open(os.path.join(d, "e2e_serve.json")))
+        rec = serve_compare.load_record(d)
         r = rec["records"][0]
         its = r["iterations"]
         probes = [it["probe_us"] for it in its]

@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..", "..", "..")
 sys.path.insert(0, os.path.join(HERE, "..", "serve7"))
 from analysis import METRICS  # noqa: E402
+import serve_compare  # noqa: E402  (on the path analysis.py adds)
 
 RUNS = {"serve6": (6601, 6602, 6603), "serve7": (7701, 7702, 7703),
         "serve8": (8801, 8802, 8803), "serve9": (9901, 9902, 9903),
@@ -49,7 +50,7 @@ def main():
                     subprocess.run([sys.executable, sc, "predict", ridge, dd, "--host-probe-us",
                                     rule, "--runs", kind] + args + extra, check=True,
                                    capture_output=True)
-                    m = json.load(open(os.path.join(dd, "e2e_serve.json")))["records"][0]
+                    m = serve_compare.load_record(dd)["records"][0]
                     p = json.load(open(os.path.join(dd, "predictions.json")))["predictions"][kind]
                     errs = []
                     for name, tol, get in METRICS:
