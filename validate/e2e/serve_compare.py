@@ -94,7 +94,7 @@ RUN = {"rate_per_s": sl.RATE, "static_seed": sl.SEED, "cont_seed": sl.CONT_SEED,
 
 
 def load_record(d):
-    """DIR/e2e_serve.json, or DIR/e2e_serve.json.gz (runs 9 and later are committed gzipped)."""
+    """DIR/e2e_serve.json, or DIR/e2e_serve.json.gz (the records are committed gzipped)."""
     path = os.path.join(d, "e2e_serve.json")
     if not os.path.exists(path) and os.path.exists(path + ".gz"):
         import gzip
