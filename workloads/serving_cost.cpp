@@ -244,46 +244,37 @@ IterationParts IterationCostModel::exact(const BatchShape& b) {
   return compute(b, false);
 }
 
+// Ridge's HF-style prefill (batch x prompt) or decode step (batch rows against `context` cached
+// tokens), eager or replayed from a CUDA graph, through the executor.
+double IterationCostModel::hf_step_s(long long batch, long long prompt, long long context,
+                                     bool graph) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.cuda_graph = graph;
+  const bool prefill = prompt > 0;
+  if (prefill) {
+    o.prompt = prompt;
+    o.max_len = prompt;
+  } else {
+    o.context = context;
+    o.max_len = context + 1;
+  }
+  ExecOptions x;
+  x.mode = mode_;
+  return execute(prefill ? build_prefill(m_, o) : build_decode_step(m_, o), gpu_, x).step_time_s;
+}
+
 double IterationCostModel::hf_prefill_s(long long batch, long long prompt) {
-  InferenceOptions o;
-  o.batch = batch;
-  o.prompt = prompt;
-  o.max_len = std::max<long long>(prompt, 1);
-  ExecOptions x;
-  x.mode = mode_;
-  return execute(build_prefill(m_, o), gpu_, x).step_time_s;
+  return hf_step_s(batch, std::max<long long>(prompt, 1), 0, false);
 }
-
 double IterationCostModel::hf_decode_s(long long batch, long long context) {
-  InferenceOptions o;
-  o.batch = batch;
-  o.context = context;
-  o.max_len = context + 1;
-  ExecOptions x;
-  x.mode = mode_;
-  return execute(build_decode_step(m_, o), gpu_, x).step_time_s;
+  return hf_step_s(batch, 0, context, false);
 }
-
 double IterationCostModel::hf_decode_graph_s(long long batch, long long kv_len) {
-  InferenceOptions o;
-  o.batch = batch;
-  o.context = kv_len - 1;
-  o.max_len = kv_len;
-  o.cuda_graph = true;
-  ExecOptions x;
-  x.mode = mode_;
-  return execute(build_decode_step(m_, o), gpu_, x).step_time_s;
+  return hf_step_s(batch, 0, kv_len - 1, true);
 }
-
 double IterationCostModel::hf_prefill_graph_s(long long batch, long long prompt) {
-  InferenceOptions o;
-  o.batch = batch;
-  o.prompt = prompt;
-  o.max_len = std::max<long long>(prompt, 1);
-  o.cuda_graph = true;
-  ExecOptions x;
-  x.mode = mode_;
-  return execute(build_prefill(m_, o), gpu_, x).step_time_s;
+  return hf_step_s(batch, std::max<long long>(prompt, 1), 0, true);
 }
 
 IterationParts IterationCostModel::compute_hf(const BatchShape& b, bool bucketed) {

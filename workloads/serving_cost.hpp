@@ -218,6 +218,7 @@ class IterationCostModel {
   double memo(std::uint64_t key, double (IterationCostModel::*f)(long long, long long), long long a,
               long long b);
   double hf_prefill_s(long long batch, long long prompt);
+  double hf_step_s(long long batch, long long prompt, long long context, bool graph);
   double hf_decode_s(long long batch, long long context);
   double hf_decode_graph_s(long long batch, long long kv_len);
   double hf_prefill_graph_s(long long batch, long long prompt);

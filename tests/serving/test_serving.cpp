@@ -1932,6 +1932,18 @@ void check_record_rates(const std::string& dir) {
   }
 }
 
+// Every metric the serving comparison scores.
+const std::set<std::string> kAllServeMetrics = {"requests/s", "output tokens/s", "ttft p50",
+                                                "ttft p99",   "tpot p50",        "tpot p99",
+                                                "e2e p50",    "e2e p99"};
+
+// The static set's schedule is the loop's: Ridge's committed study runs as many iterations as
+// the record holds.
+void check_static_schedule(const std::string& dir) {
+  for (const auto& rec : json_file(dir + "static/e2e_serve.json")["records"])
+    CHECK(predicted(dir + "static/static.yaml")["iterations"] == rec["iterations"].size());
+}
+
 TEST_CASE("H200 serving run 13: each continuous prediction is at its record's rate",
           "[validation][serving]") {
   check_record_rates(kServe13);
@@ -1964,8 +1976,7 @@ TEST_CASE("H200 serving run 13: the metrics within their budgets (guard)",
               {"requests/s", "output tokens/s", "ttft p50", "ttft p99", "tpot p50", "tpot p99",
                "e2e p50", "e2e p99"}}},
             Pred::kCommitted);
-  for (const auto& rec : json_file(kServe13 + "static/e2e_serve.json")["records"])
-    CHECK(predicted(kServe13 + "static/static.yaml")["iterations"] == rec["iterations"].size());
+  check_static_schedule(kServe13);
 }
 
 // ---- H200 serving run 14 (validate/data/h200/serve14/preregistration.md): pre-registered ----
@@ -2022,17 +2033,14 @@ TEST_CASE("H200 serving run 14: every set within the targets (target, not met)",
 // +0.1% / -0.5%, TPOT -0.3% / -1.3%, E2E -0.1% / -0.4%); the static schedule's 3455 iterations.
 TEST_CASE("H200 serving run 14: the metrics within their budgets (guard)",
           "[validation][serving]") {
-  const std::set<std::string> all = {"requests/s", "output tokens/s", "ttft p50", "ttft p99",
-                                     "tpot p50",   "tpot p99",        "e2e p50",  "e2e p99"};
   check_met(serve_sets(kServe14),
-            {{kServe14, all},
+            {{kServe14, kAllServeMetrics},
              {kServe14 + "rate2/",
               {"requests/s", "output tokens/s", "ttft p50", "tpot p50", "tpot p99", "e2e p50",
                "e2e p99"}},
-             {kServe14 + "static/", all}},
+             {kServe14 + "static/", kAllServeMetrics}},
             Pred::kCommitted);
-  for (const auto& rec : json_file(kServe14 + "static/e2e_serve.json")["records"])
-    CHECK(predicted(kServe14 + "static/static.yaml")["iterations"] == rec["iterations"].size());
+  check_static_schedule(kServe14);
 }
 
 // ---- H200 serving run 15 (validate/data/h200/serve15/), pre-registered and measured ----
@@ -2069,17 +2077,14 @@ TEST_CASE("H200 serving run 15: every set within the targets (target, not met)",
 // -0.3% / +0.2%); the static schedule's 3745 iterations exactly.
 TEST_CASE("H200 serving run 15: the metrics within their budgets (guard)",
           "[validation][serving]") {
-  const std::set<std::string> all = {"requests/s", "output tokens/s", "ttft p50", "ttft p99",
-                                     "tpot p50",   "tpot p99",        "e2e p50",  "e2e p99"};
   check_met(serve_sets(kServe15),
-            {{kServe15, all},
+            {{kServe15, kAllServeMetrics},
              {kServe15 + "rate2/",
               {"requests/s", "output tokens/s", "ttft p50", "tpot p50", "tpot p99", "e2e p50",
                "e2e p99"}},
-             {kServe15 + "static/", all}},
+             {kServe15 + "static/", kAllServeMetrics}},
             Pred::kCommitted);
-  for (const auto& rec : json_file(kServe15 + "static/e2e_serve.json")["records"])
-    CHECK(predicted(kServe15 + "static/static.yaml")["iterations"] == rec["iterations"].size());
+  check_static_schedule(kServe15);
 }
 
 // ---- H200 serving run 16 (validate/data/h200/serve16/), pre-registered and measured ----
@@ -2147,6 +2152,5 @@ TEST_CASE("H200 serving run 16: every set within the targets", "[validation][ser
   const auto sets = serve_sets(kServe16);
   check_targets(sets, Pred::kCommitted);
   check_targets(sets, Pred::kNow);
-  for (const auto& rec : json_file(kServe16 + "static/e2e_serve.json")["records"])
-    CHECK(predicted(kServe16 + "static/static.yaml")["iterations"] == rec["iterations"].size());
+  check_static_schedule(kServe16);
 }
